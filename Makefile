@@ -1,0 +1,60 @@
+# Commands of the runner. `make setup && make reproduce` runs every study; `make test` tests.
+SHELL := /bin/bash
+PY ?= .venv/bin/python
+PIP ?= .venv/bin/pip
+SHARED_DATA := $(abspath ../shared/data)
+export RUNNER_DATA_DIR ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
+export HF_HUB_OFFLINE ?= 1
+export HF_DATASETS_OFFLINE ?= 1
+export TRANSFORMERS_OFFLINE ?= 1
+export MLFLOW_DISABLE_TELEMETRY ?= true
+export MLFLOW_SERVER_ENABLE_JOB_EXECUTION ?= false
+UI_PORT ?= 5000
+
+STUDIES := rq1_cheap_signals rq2_grouped_cv rq3_operating_points rq4_verifier_cost \
+           rq5_source_shift hri_example hri_calibration claims_verification
+
+.PHONY: setup test test-fast reproduce tables ui bench lint format clean $(STUDIES)
+
+setup:  ## create .venv and install the project with its pins
+	python3.11 -m venv .venv || python3 -m venv .venv
+	$(PIP) install --upgrade pip
+	$(PIP) install torch==2.13.0
+	$(PIP) install -e '.[dev]'
+	$(PIP) install --no-deps -r requirements-nodeps.txt
+
+test:  ## the whole test suite (what .ci/run calls); "no tests collected" is a failure
+	@$(PY) -m pytest -q; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
+
+test-fast:  ## skip the slow real-data / real-model tests
+	$(PY) -m pytest -q -m "not slow"
+
+$(STUDIES):
+	$(PY) -m runner experiment=$@
+
+reproduce: $(STUDIES) tables  ## every study, then every table and figure
+
+tables:  ## re-render tables, figures and REPRODUCTION.md from logged outputs (no recompute)
+	$(PY) scripts/render_tables.py
+
+ui:  ## MLflow UI on 127.0.0.1 over the SQLite backend
+	$(PY) -m mlflow server --backend-store-uri sqlite:///$(abspath artifacts)/mlflow.db \
+	  --default-artifact-root $(abspath artifacts)/mlruns --host 127.0.0.1 --port $(UI_PORT) --workers 1
+
+bench:  ## cost benchmarks: ratios against a baseline measured in the same process
+	$(PY) scripts/bench_features.py
+	$(PY) scripts/bench_gates.py
+	$(PY) scripts/bench_verifiers.py
+
+lint:  ## ruff check + format check
+	$(PY) -m ruff check src tests scripts
+	$(PY) -m ruff format --check src tests scripts
+
+format:
+	$(PY) -m ruff format src tests scripts
+	$(PY) -m ruff check --fix src tests scripts
+
+clean:
+	rm -rf artifacts/* .pytest_cache .ruff_cache
+	touch artifacts/.gitkeep

@@ -1,0 +1,96 @@
+"""Structured-config schemas, registered in Hydra's ConfigStore.
+
+Why: a typo in an override (`split.n_splits=abc`, `dataset.pth=...`) must fail at compose
+time, naming the key, before any data is read or model loaded. Every YAML in `conf/`
+starts from one of these schemas (its defaults list names `<kind>_schema`), so OmegaConf
+checks types and rejects unknown keys. Parts' own schemas live beside the parts
+(`runner.gates.config`, `runner.data.config`, ...); this module only registers them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING
+
+
+@dataclass
+class StudyConf:
+    """Which study module runs (`runner.studies.<name>`) and its typed parameters."""
+
+    name: str = MISSING
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class PathsConf:
+    """Filesystem locations; `data_dir` defaults to `$RUNNER_DATA_DIR`."""
+
+    data_dir: str | None = None
+    artifacts_dir: str = MISSING
+    output_dir: str = MISSING
+    cache_dir: str | None = None
+
+
+@dataclass
+class TrackingConf:
+    """MLflow tracking: a SQLite backend under `artifacts/` unless `uri` says otherwise."""
+
+    enabled: bool = True
+    uri: str | None = None
+    artifact_root: str | None = None
+    experiment_name: str | None = None
+    run_name: str | None = None
+
+
+@dataclass
+class RunConfig:
+    """The whole composed run: one experiment, its data, its parts and the protocol."""
+
+    experiment: str = MISSING
+    seed: int = 13
+    progress: bool = True
+    study: StudyConf = field(default_factory=StudyConf)
+    dataset: Any = None
+    split: Any = None
+    bootstrap: Any = None
+    tracking: TrackingConf = field(default_factory=TrackingConf)
+    hri: Any = None
+    gates: dict[str, Any] = field(default_factory=dict)
+    verifiers: dict[str, Any] = field(default_factory=dict)
+    judges: dict[str, Any] = field(default_factory=dict)
+    span_detector: Any = None
+    paths: PathsConf = field(default_factory=PathsConf)
+
+
+# (config group, schema name, "module:Class"). Schemas live beside the parts they type,
+# each module listing its own in `SCHEMAS`; a missing module fails loudly at registration.
+PART_SCHEMAS: list[tuple[str, str, str]] = [
+    ("tracking", "tracking_schema", "runner.config:TrackingConf"),
+]
+SCHEMA_MODULES: tuple[str, ...] = (
+    "runner.data.config",
+    "runner.evaluation.config",
+    "runner.gates.config",
+    "runner.claims.hri_config",
+)
+
+
+def _load(spec: str) -> type:
+    module, _, name = spec.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def register_configs(extra: list[tuple[str, str, str]] | None = None) -> ConfigStore:
+    """Register the run schema and every part schema; safe to call more than once."""
+    cs = ConfigStore.instance()
+    cs.store(name="config_schema", node=RunConfig)
+    specs = list(PART_SCHEMAS)
+    for module in SCHEMA_MODULES:
+        specs += importlib.import_module(module).SCHEMAS
+    for group, name, spec in specs + list(extra or []):
+        cs.store(group=group, name=name, node=_load(spec))
+    return cs

@@ -1,0 +1,26 @@
+"""Loaders that turn data sets into one canonical frame, and the checks that frame must pass.
+
+Studies see only `LoadedData`; where the rows came from (a parquet, the original JSONL, a
+CSV sample, the Hub) stays here.
+"""
+
+from runner.data.base import (
+    REQUIRED_COLUMNS,
+    LoadedData,
+    fingerprint_files,
+    validate_response_frame,
+)
+from runner.data.config import HaluBenchConf, RagTruthConf
+from runner.data.halubench import load_halubench
+from runner.data.ragtruth import load_ragtruth
+
+__all__ = [
+    "REQUIRED_COLUMNS",
+    "HaluBenchConf",
+    "LoadedData",
+    "RagTruthConf",
+    "fingerprint_files",
+    "load_halubench",
+    "load_ragtruth",
+    "validate_response_frame",
+]

@@ -1,0 +1,344 @@
+"""HaluBench as a canonical response-level frame, from a CSV sample, the full parquet or the Hub.
+
+HaluBench (Patronus AI) pools six QA sources, each answer labelled PASS (faithful) or FAIL
+(hallucinated). The offline data directory holds a 1,000-row sample with only four of the
+six sources, so the loader reports which sources it actually saw and can refuse to run when
+a study needs sources that are absent (``require_sources``), instead of quietly computing a
+"HaluBench" number on part of it.
+
+Mapping: ``example_id`` = id, ``task`` = ``source`` = source_ds, ``question`` = question,
+``context`` = passage, ``answer`` = answer, ``label`` = 1 for FAIL and 0 for PASS,
+``group_id`` = ``source:sha1(passage)[:16]`` (several answers share one passage). The
+CSV's ``Unnamed: 0`` (the row's index in the full 14,900-row set) is kept as ``hub_row``.
+
+Ids: HaluBench's ``id`` is used as is when it is unique over all files read. If it is not,
+ids are derived for every row, and the scheme is recorded in ``info["id_scheme"]``:
+``"source:id"`` when that pair is unique, else ``"source:id#n"`` with ``n`` the 1-based
+occurrence of the pair in file order. Ids are derived before the ``sources`` filter, so a
+row keeps its id whichever sources are selected.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from runner.data.base import (
+    IssueLog,
+    LoadedData,
+    as_id,
+    fingerprint_files,
+    frame_fingerprint,
+    group_key,
+    require_rows,
+    screen_rows,
+    sha256_file,
+    summarise,
+)
+from runner.data.hub import load_hub_split
+from runner.errors import ConfigError, DataError, DataNotFoundError
+from runner.paths import data_dir as default_data_dir
+
+logger = logging.getLogger(__name__)
+
+LOADER_VERSION = 1
+"""Bump when the mapping changes, so fingerprints (and caches keyed on them) change too."""
+
+HUB_ID = "PatronusAI/HaluBench"
+DEFAULT_FILE = "halubench_sample_1000.csv"
+RAW_COLUMNS = ("id", "passage", "question", "answer", "label", "source_ds")
+LABELS = {"PASS": 0, "FAIL": 1}
+_SUFFIXES = (".csv", ".parquet")
+
+
+def load_halubench(
+    path: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
+    sources: str | Sequence[str] | None = None,
+    require_sources: str | Sequence[str] | None = None,
+    hub_id: str = HUB_ID,
+    limit: int | None = None,
+    skip_invalid: bool = False,
+    data_dir: str | os.PathLike | None = None,
+    name: str = "halubench",
+) -> LoadedData:
+    """Load HaluBench as a canonical response-level frame.
+
+    Sources, first found wins: ``path``; else
+    ``<data_dir or $RUNNER_DATA_DIR>/halubench/halubench_sample_1000.csv``; else the Hub's
+    test split, only when online. Otherwise a `DataNotFoundError` is raised at once.
+
+    Parameters
+    ----------
+    path : path or list of paths, optional
+        A CSV or parquet file (the full Hub set is one parquet shard), a directory (every
+        ``*.csv`` and ``*.parquet`` in it, by name), or a list of files, read in order.
+        An explicit path that does not exist is an error (no fallback to the Hub).
+    sources : str or list of str, optional
+        Keep only these ``source_ds`` values. Requested sources that are absent are logged
+        and listed in ``info["sources_missing"]``; none left is an error.
+    require_sources : str or list of str, optional
+        Sources that must be present in the files read; any absent one raises
+        `DataNotFoundError` naming the missing and the present sources.
+    hub_id : str
+        Hub id of the full set, used when no local file is found.
+    limit : int, optional
+        Keep the first ``limit`` rows (file order) after the ``sources`` filter.
+    skip_invalid : bool
+        False: the first bad row raises `DataError`. True: bad rows are dropped, counted,
+        listed in ``info["skipped"]`` and logged.
+    data_dir : path, optional
+        Root of the offline data sets; default ``$RUNNER_DATA_DIR``.
+    name : str
+        Name recorded in the result (the dataset config's ``name``).
+
+    Returns
+    -------
+    LoadedData
+        ``info`` adds ``sources_found`` (in the files), ``sources_missing``,
+        ``rows_excluded_by_source``, ``id_scheme`` and ``files_sha256``.
+
+    Raises
+    ------
+    DataError
+        A bad row, naming file, row (the 0-based data-row index of that file; CSV row ``i``
+        is line ``i + 2``) and field, e.g. a label other than PASS/FAIL.
+    DataNotFoundError
+        No data, or required sources absent.
+    ConfigError
+        ``limit`` below 1, or ``require_sources`` outside ``sources``.
+    """
+    wanted = _as_list(sources)
+    required = _as_list(require_sources)
+    if limit is not None and limit < 1:
+        raise ConfigError(f"halubench: limit must be a positive integer or null, got {limit!r}")
+    if wanted is not None and required is not None and set(required) - set(wanted):
+        raise ConfigError(
+            f"halubench: require_sources {sorted(set(required) - set(wanted))} are excluded "
+            f"by sources {wanted}"
+        )
+    issues = IssueLog(skip_invalid)
+
+    files = _locate(path, data_dir, hub_id)
+    if files is None:
+        hub_split = load_hub_split(hub_id, "test", _how_to(hub_id))
+        files, digest = hub_split.files, hub_split.digest
+        parts = [(f"hf://datasets/{hub_id} (split test)", hub_split.frame)]
+        origin = "hub"
+    else:
+        parts = [(str(f), _read(f)) for f in files]
+        files = [str(f) for f in files]
+        digest = fingerprint_files(files)
+        origin = "local"
+
+    frame = _map(parts, issues)
+    frame, id_scheme = _derive_ids(frame)
+    found = sorted({s for s in frame["source"].tolist() if isinstance(s, str)})
+    if required is not None:
+        absent = [s for s in required if s not in found]
+        if absent:
+            raise DataNotFoundError(
+                f"halubench: required sources {absent} are not in {', '.join(files)}; "
+                f"sources present: {found}. The full set (all six sources) is the Hub's "
+                f"{hub_id}. {_how_to(hub_id)}"
+            )
+    missing: list[str] = []
+    excluded = 0
+    if wanted is not None:
+        missing = [s for s in wanted if s not in found]
+        if missing:
+            logger.warning(
+                "halubench: requested sources %s not present (present: %s)", missing, found
+            )
+        keep = frame["source"].isin(wanted)
+        excluded = int((~keep).sum())
+        frame = frame.loc[keep]
+        if frame.empty:
+            raise DataNotFoundError(
+                f"halubench: none of the requested sources {wanted} is present; "
+                f"sources present: {found}"
+            )
+    if limit is not None:
+        frame = frame.iloc[:limit]
+    # Rows already reported while mapping (bad label) are not reported twice.
+    frame = frame.loc[frame.pop("_ok")].reset_index(drop=True)
+    files_of, rows_of = frame.pop("_file").tolist(), frame.pop("_row").tolist()
+    frame = screen_rows(frame, files_of, rows_of, issues)
+    require_rows(frame, ", ".join(files) or hub_id, issues)
+
+    info: dict[str, Any] = summarise(frame)
+    info.update(
+        origin=origin,
+        sources_found=found,
+        sources_missing=missing,
+        rows_excluded_by_source=excluded,
+        id_scheme=id_scheme,
+        limit=limit,
+        files_sha256={f: sha256_file(f) for f in files},
+        skipped_rows=issues.skipped_rows(),
+        skipped=issues.skipped(),
+    )
+    if origin == "hub":
+        info["hub_id"] = hub_id
+    params = {
+        "sources": wanted,
+        "require_sources": required,
+        "limit": limit,
+        "skip_invalid": skip_invalid,
+    }
+    fingerprint = frame_fingerprint(digest, "halubench", LOADER_VERSION, params)
+    logger.info(
+        "halubench: %d rows, sources %s from %s (%d rows skipped)",
+        info["rows"],
+        info["counts_per_source"],
+        origin,
+        info["skipped_rows"],
+    )
+    return LoadedData(name=name, frame=frame, files=files, fingerprint=fingerprint, info=info)
+
+
+def _as_list(value: str | Sequence[str] | None) -> list[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [value]
+    return [str(v) for v in value]
+
+
+def _locate(
+    path: str | os.PathLike | Sequence[str | os.PathLike] | None,
+    data_dir: str | os.PathLike | None,
+    hub_id: str,
+) -> list[Path] | None:
+    """Files to read, or None for the Hub."""
+    if path is not None:
+        targets = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+        files: list[Path] = []
+        for target in (Path(p).expanduser() for p in targets):
+            if not target.exists():
+                raise DataNotFoundError(
+                    f"halubench: path {target} does not exist. {_how_to(hub_id)}"
+                )
+            if target.is_dir():
+                inside = sorted(p for p in target.iterdir() if p.suffix.lower() in _SUFFIXES)
+                if not inside:
+                    raise DataNotFoundError(f"halubench: no .csv or .parquet file in {target}")
+                files.extend(inside)
+            elif target.suffix.lower() in _SUFFIXES:
+                files.append(target)
+            else:
+                raise ConfigError(f"halubench: {target} is neither .csv nor .parquet")
+        return files
+    root = Path(data_dir).expanduser() if data_dir is not None else default_data_dir()
+    if root is not None and (root / "halubench" / DEFAULT_FILE).is_file():
+        return [root / "halubench" / DEFAULT_FILE]
+    return None
+
+
+def _how_to(hub_id: str) -> str:
+    return (
+        f"Put {DEFAULT_FILE} in $RUNNER_DATA_DIR/halubench/ (set RUNNER_DATA_DIR, or pass "
+        f"data_dir= / path=), or download the full set from the Hub id {hub_id} with: "
+        f"python -c \"from datasets import load_dataset; load_dataset('{hub_id}', "
+        "split='test').to_parquet('halubench_full.parquet')\" and pass "
+        "path=halubench_full.parquet."
+    )
+
+
+def _read(path: Path) -> pd.DataFrame:
+    try:
+        if path.suffix.lower() == ".csv":
+            # Every cell as text, and no "NA"/"None" answers turned into NaN behind our back.
+            return pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
+        return pd.read_parquet(path)
+    except Exception as exc:  # parsers raise several types for a broken file
+        raise DataError(f"cannot read file: {type(exc).__name__}: {exc}", file=str(path)) from exc
+
+
+def _map(parts: list[tuple[str, pd.DataFrame]], issues: IssueLog) -> pd.DataFrame:
+    """Raw frames to one canonical frame (ids not yet derived).
+
+    Bookkeeping columns, removed before validation: ``_file`` and ``_row`` (where the row
+    came from) and ``_ok`` (False for a row already reported here).
+    """
+    frames = []
+    for file, raw in parts:
+        for column in RAW_COLUMNS:
+            if column not in raw.columns:
+                present = ", ".join(map(str, raw.columns))
+                raise DataError(
+                    f"required column missing (columns present: {present})",
+                    file=file,
+                    row="header",
+                    field=column,
+                )
+        raw = raw.reset_index(drop=True)
+        labels, ok = [], []
+        for pos, value in enumerate(raw["label"].tolist()):
+            good = isinstance(value, str) and value in LABELS
+            if not good:
+                issues.add(file, pos, "label", f"must be 'PASS' or 'FAIL', got {value!r}")
+            labels.append(LABELS[value] if good else 0)
+            ok.append(good)
+        sources = raw["source_ds"].tolist()
+        passages = raw["passage"].tolist()
+        part = pd.DataFrame(
+            {
+                "example_id": [as_id(v) for v in raw["id"].tolist()],
+                "group_id": [
+                    group_key(str(s), p) if isinstance(p, str) else f"{s}:<invalid passage>"
+                    for s, p in zip(sources, passages, strict=True)
+                ],
+                "task": sources,
+                "source": sources,
+                "question": raw["question"].tolist(),
+                "context": passages,
+                "answer": raw["answer"].tolist(),
+                "label": labels,
+            }
+        )
+        if "Unnamed: 0" in raw.columns:
+            part["hub_row"] = _index_column(raw["Unnamed: 0"])
+        part["_file"] = file
+        part["_row"] = range(len(raw))
+        part["_ok"] = ok
+        frames.append(part)
+    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
+
+def _index_column(values: pd.Series) -> pd.Series:
+    """The full-set row index as integers, or the text as it is when not all are integers."""
+    try:
+        return pd.to_numeric(values, errors="raise").astype("int64")
+    except (ValueError, TypeError):
+        return values
+
+
+def _derive_ids(frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """Keep ``id`` when unique; otherwise derive ids (see the module docstring)."""
+    ids = frame["example_id"].tolist()
+    if len(set(map(repr, ids))) == len(ids):
+        return frame, "id"
+    pairs = [f"{s}:{i}" for s, i in zip(frame["source"].tolist(), ids, strict=True)]
+    if len(set(pairs)) == len(pairs):
+        scheme, derived = "source:id", pairs
+    else:
+        seen: Counter[str] = Counter()
+        derived = []
+        for pair in pairs:
+            seen[pair] += 1
+            derived.append(f"{pair}#{seen[pair]}")
+        scheme = "source:id#n"
+    duplicates = sum(c for c in Counter(map(repr, ids)).values() if c > 1)
+    logger.warning("halubench: %d rows share an id; example_id derived as %r", duplicates, scheme)
+    # A missing or non-string id stays as it is, so the validator names it.
+    frame = frame.copy()
+    frame["example_id"] = [
+        d if isinstance(i, str) and i.strip() else i for d, i in zip(derived, ids, strict=True)
+    ]
+    return frame, scheme

@@ -1,0 +1,499 @@
+"""RAGTruth as a canonical response-level frame, from the processed parquet or the original JSONL.
+
+RAGTruth (Niu et al., 2024) ships in two forms. The processed one on the Hub
+(``wandb/RAGTruth-processed``, one parquet per split) has a row per response and its span
+labels as a JSON string; it is what the offline data directory holds. The original release
+(``response.jsonl`` + ``source_info.jsonl``) keeps sources and responses apart. Both map to
+the same columns, so a study does not care which one a user has.
+
+Mapping (processed): ``example_id`` = id, ``task`` = ``source`` = task_type (QA, Summary,
+Data2txt), ``question`` = query, ``context`` = context, ``answer`` = output, ``spans`` = the
+parsed span list, ``label`` = 1 iff it is non-empty (as in the RAGTruth paper: any annotated
+span, ``implicit_true`` ones included), ``group_id`` = ``task:sha1(context)[:16]`` (the
+processed form has no source id; a source is its task and context). Extra columns: ``model``,
+``temperature``, ``quality``.
+
+Mapping (original): as above with ``response`` as the answer and, from ``source_info``:
+QA ``question``/``passages``; Summary the article text (question ""); Data2txt the
+structured record as its Python repr, which is how the generation prompt showed it
+(question ""). ``group_id`` = ``task:source_id``. Extra columns: ``model``, ``temperature``,
+``quality``, ``source_id`` and ``source_corpus`` (MARCO, CNN/DM, Recent News, Yelp).
+The processed form's contexts keep prompt residue ("\\n\\noutput:" after every Summary
+article; "\\n" before and "\\nOverview:" after every Data2txt record); the original form's
+do not, so the two forms give equal answers and labels but not byte-equal contexts.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from runner.data.base import (
+    REQUIRED_COLUMNS,
+    IssueLog,
+    LoadedData,
+    as_id,
+    fingerprint_files,
+    frame_fingerprint,
+    group_key,
+    is_missing,
+    read_jsonl,
+    require_rows,
+    screen_rows,
+    sha256_file,
+    summarise,
+)
+from runner.data.hub import load_hub_split
+from runner.errors import ConfigError, DataError, DataNotFoundError
+from runner.paths import data_dir as default_data_dir
+
+logger = logging.getLogger(__name__)
+
+LOADER_VERSION = 1
+"""Bump when the mapping changes, so fingerprints (and caches keyed on them) change too."""
+
+HUB_ID = "wandb/RAGTruth-processed"
+TASKS = ("QA", "Summary", "Data2txt")
+FORMATS = ("auto", "processed", "original")
+PROCESSED_COLUMNS = ("id", "query", "context", "output", "task_type", "hallucination_labels")
+RESPONSE_FILE = "response.jsonl"
+SOURCE_FILE = "source_info.jsonl"
+_EXTRAS = ("model", "temperature", "quality")
+
+
+def load_ragtruth(
+    split: str = "test",
+    path: str | os.PathLike | None = None,
+    format: str = "auto",
+    hub_id: str = HUB_ID,
+    limit: int | None = None,
+    skip_invalid: bool = False,
+    data_dir: str | os.PathLike | None = None,
+    name: str = "ragtruth",
+) -> LoadedData:
+    """Load one RAGTruth split as a canonical response-level frame.
+
+    Sources, first found wins: ``path``; else ``<data_dir or $RUNNER_DATA_DIR>/ragtruth/``;
+    else the Hub, only when online (no offline flag set and the Hub reachable) and the format
+    is not ``original``. Otherwise a `DataNotFoundError` is raised at once, saying where to
+    put the files and how to get them.
+
+    Parameters
+    ----------
+    split : str
+        ``"test"`` (2,700 rows) or ``"train"`` (15,090 rows). For parquet, names the file
+        ``{split}.parquet`` in a directory; for the original JSONL, filters its ``split``
+        field.
+    path : path, optional
+        A processed parquet file; or a directory holding ``{split}.parquet`` or the original
+        pair ``response.jsonl`` + ``source_info.jsonl``; or a ``response.jsonl`` file with
+        ``source_info.jsonl`` beside it. An explicit path that does not exist is an error
+        (no fallback to the Hub).
+    format : {"auto", "processed", "original"}
+        ``auto`` decides from the path: ``.parquet`` is processed, ``.jsonl`` original; in a
+        directory ``{split}.parquet`` is preferred over the original pair.
+    hub_id : str
+        Hub id of the processed set, used when no local file is found.
+    limit : int, optional
+        Keep only the first ``limit`` rows of the split (file order), before validation.
+    skip_invalid : bool
+        False: the first bad row raises `DataError`. True: bad rows are dropped, counted and
+        listed in ``info["skipped"]``, and logged.
+    data_dir : path, optional
+        Root of the offline data sets; default ``$RUNNER_DATA_DIR``.
+    name : str
+        Name recorded in the result (the dataset config's ``name``).
+
+    Returns
+    -------
+    LoadedData
+        ``frame`` in file order; ``info`` adds ``split``, ``format`` and ``files_sha256``.
+
+    Raises
+    ------
+    DataError
+        A bad row, naming file, row and field (row: the 0-based row index for parquet and
+        the Hub, the 1-based line for JSONL): malformed JSON, an unparsable or out-of-range
+        span list, empty answer/context, a duplicate id, an unknown source id.
+    DataNotFoundError
+        No local file and no usable Hub.
+    ConfigError
+        An unknown ``format``, a ``limit`` below 1, or a ``path`` and ``format`` that
+        disagree.
+    """
+    if format not in FORMATS:
+        raise ConfigError(f"ragtruth: format must be one of {FORMATS}, got {format!r}")
+    if limit is not None and limit < 1:
+        raise ConfigError(f"ragtruth: limit must be a positive integer or null, got {limit!r}")
+    if not isinstance(split, str) or not split:
+        raise ConfigError(f"ragtruth: split must be a non-empty string, got {split!r}")
+    issues = IssueLog(skip_invalid)
+    params = {"split": split, "limit": limit, "skip_invalid": skip_invalid}
+
+    located = _locate(split, path, format, data_dir, hub_id)
+    if located is None:
+        how_to = _how_to(split, hub_id)
+        hub_split = load_hub_split(hub_id, split, how_to)
+        files, digest = hub_split.files, hub_split.digest
+        label = f"hf://datasets/{hub_id} (split {split})"
+        frame = _from_processed(hub_split.frame, label, limit, issues)
+        origin, kind = "hub", "processed"
+    elif located[0] == "processed":
+        kind, parquet = located
+        files = [str(parquet)]
+        digest = fingerprint_files(files)
+        frame = _from_processed(_read_parquet(parquet), str(parquet), limit, issues)
+        origin = "local"
+    else:
+        kind, responses, sources = located
+        files = [str(responses), str(sources)]
+        digest = fingerprint_files(files)
+        frame = _from_original(responses, sources, split, limit, issues)
+        origin = "local"
+
+    require_rows(frame, ", ".join(files) or hub_id, issues)
+    files_sha = {f: sha256_file(f) for f in files}
+    info: dict[str, Any] = summarise(frame)
+    info.update(
+        origin=origin,
+        format=kind,
+        split=split,
+        limit=limit,
+        files_sha256=files_sha,
+        skipped_rows=issues.skipped_rows(),
+        skipped=issues.skipped(),
+    )
+    if origin == "hub":
+        info["hub_id"] = hub_id
+    fingerprint = frame_fingerprint(digest, f"ragtruth/{kind}", LOADER_VERSION, params)
+    logger.info(
+        "ragtruth %s: %d rows, %d groups from %s (%d rows skipped)",
+        split,
+        info["rows"],
+        info["groups"],
+        origin,
+        info["skipped_rows"],
+    )
+    return LoadedData(name=name, frame=frame, files=files, fingerprint=fingerprint, info=info)
+
+
+def _locate(
+    split: str,
+    path: str | os.PathLike | None,
+    format: str,
+    data_dir: str | os.PathLike | None,
+    hub_id: str,
+) -> tuple | None:
+    """``("processed", parquet)``, ``("original", responses, sources)``, or None for the Hub."""
+    if path is not None:
+        target = Path(path).expanduser()
+        if not target.exists():
+            raise DataNotFoundError(
+                f"ragtruth: path {target} does not exist. {_how_to(split, hub_id)}"
+            )
+        found = _in_path(target, split, format)
+        if found is None:
+            raise DataNotFoundError(
+                f"ragtruth: {target} holds neither {split}.parquet nor the original pair "
+                f"{RESPONSE_FILE} + {SOURCE_FILE} (format={format!r})"
+            )
+        return found
+    root = Path(data_dir).expanduser() if data_dir is not None else default_data_dir()
+    found = None
+    if root is not None and (root / "ragtruth").is_dir():
+        found = _in_path(root / "ragtruth", split, format)
+    if found is None and format == "original":
+        where = root / "ragtruth" if root is not None else "$RUNNER_DATA_DIR/ragtruth (unset)"
+        raise DataNotFoundError(
+            f"ragtruth: format='original' needs {RESPONSE_FILE} + {SOURCE_FILE}; none in "
+            f"{where}. Pass path= to the folder holding them (the Hub has only the processed "
+            "form, so there is no Hub fallback for this format)."
+        )
+    return found
+
+
+def _in_path(target: Path, split: str, format: str) -> tuple | None:
+    if target.is_file():
+        suffix = target.suffix.lower()
+        kind = (
+            format
+            if format != "auto"
+            else {".parquet": "processed", ".jsonl": "original"}.get(suffix)
+        )
+        if kind == "processed":
+            return ("processed", target)
+        if kind == "original":
+            sources = target.parent / SOURCE_FILE
+            if not sources.is_file():
+                raise DataNotFoundError(
+                    f"ragtruth: original format needs {SOURCE_FILE} beside {target}; not found"
+                )
+            return ("original", target, sources)
+        raise ConfigError(
+            f"ragtruth: cannot tell the format of {target} (expected .parquet or .jsonl); "
+            "set format to 'processed' or 'original'"
+        )
+    parquet = target / f"{split}.parquet"
+    responses, sources = target / RESPONSE_FILE, target / SOURCE_FILE
+    if format in ("auto", "processed") and parquet.is_file():
+        return ("processed", parquet)
+    if format in ("auto", "original") and responses.is_file():
+        if not sources.is_file():
+            raise DataNotFoundError(
+                f"ragtruth: {responses} found but {SOURCE_FILE} is missing beside it"
+            )
+        return ("original", responses, sources)
+    return None
+
+
+def _how_to(split: str, hub_id: str) -> str:
+    target = f"$RUNNER_DATA_DIR/ragtruth/{split}.parquet"
+    return (
+        f"Put the processed RAGTruth parquet at {target} (set RUNNER_DATA_DIR, or pass "
+        "data_dir= / path=), or download it from the Hub id "
+        f'{hub_id} with: python -c "import os; from datasets import load_dataset; '
+        f"load_dataset('{hub_id}', split='{split}').to_parquet("
+        f"os.path.expandvars('{target}'))\" (the folder must exist)."
+    )
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    try:
+        return pd.read_parquet(path)
+    except Exception as exc:  # pyarrow raises several types for a broken file
+        raise DataError(
+            f"cannot read parquet: {type(exc).__name__}: {exc}", file=str(path)
+        ) from exc
+
+
+def _from_processed(
+    raw: pd.DataFrame, file: str, limit: int | None, issues: IssueLog
+) -> pd.DataFrame:
+    """Map processed rows (index = 0-based row) to the canonical frame, validated."""
+    for column in PROCESSED_COLUMNS:
+        if column not in raw.columns:
+            raise DataError(
+                f"required column missing (columns present: {', '.join(map(str, raw.columns))})",
+                file=file,
+                row="header",
+                field=column,
+            )
+    raw = raw.reset_index(drop=True)
+    if limit is not None:
+        raw = raw.iloc[:limit]
+    rows = list(range(len(raw)))
+    spans: list[Any] = []
+    parsed_ok = np.ones(len(raw), dtype=bool)
+    for pos, value in enumerate(raw["hallucination_labels"].tolist()):
+        parsed, reason = _parse_spans(value)
+        if reason is not None:
+            issues.add(file, pos, "hallucination_labels", reason)
+            parsed_ok[pos] = False
+        spans.append(parsed)
+    ids = raw["id"].tolist()
+    tasks = raw["task_type"].tolist()
+    contexts = raw["context"].tolist()
+    frame = pd.DataFrame(
+        {
+            "example_id": [as_id(v) for v in ids],
+            "group_id": [_group(t, c) for t, c in zip(tasks, contexts, strict=True)],
+            "task": tasks,
+            "source": tasks,
+            "question": raw["query"].tolist(),
+            "context": contexts,
+            "answer": raw["output"].tolist(),
+            "label": [int(len(s) > 0) if ok else 0 for s, ok in zip(spans, parsed_ok, strict=True)],
+            "spans": spans,
+        }
+    )
+    for extra in _EXTRAS:
+        if extra in raw.columns:
+            frame[extra] = raw[extra].to_numpy()  # values and dtype as in the file
+    _check_tasks(frame, [file] * len(frame), rows, issues, parsed_ok)
+    keep = parsed_ok
+    frame = frame.loc[keep].reset_index(drop=True)
+    rows = [r for r, k in zip(rows, keep, strict=True) if k]
+    return screen_rows(frame, [file] * len(frame), rows, issues)
+
+
+def _from_original(
+    responses: Path, sources: Path, split: str, limit: int | None, issues: IssueLog
+) -> pd.DataFrame:
+    """Join the original pair, keep one split, map to the canonical frame, validate."""
+    source_rows, _ = read_jsonl(sources, issues)
+    by_id: dict[str, dict[str, Any]] = {}
+    for line, record in source_rows:
+        mapped = _map_source(record, str(sources), line, issues)
+        if mapped is None:
+            continue
+        if mapped["source_id"] in by_id:
+            first = by_id[mapped["source_id"]]["line"]
+            issues.add(
+                str(sources),
+                line,
+                "source_id",
+                f"duplicate source_id {mapped['source_id']!r} (first at line {first})",
+            )
+            continue
+        by_id[mapped["source_id"]] = mapped
+
+    response_rows, _ = read_jsonl(responses, issues)
+    splits_seen = sorted({str(r.get("split")) for _, r in response_rows})
+    chosen = [(n, r) for n, r in response_rows if r.get("split") == split]
+    if not chosen and response_rows:
+        raise DataError(
+            f"no response has split {split!r} (splits present: {', '.join(splits_seen)})",
+            file=str(responses),
+            field="split",
+        )
+    if limit is not None:
+        chosen = chosen[:limit]
+
+    records, rows = [], []
+    for line, record in chosen:
+        mapped = _map_response(record, by_id, str(responses), line, issues)
+        if mapped is not None:
+            records.append(mapped)
+            rows.append(line)
+    columns = [*REQUIRED_COLUMNS, "spans", *_EXTRAS, "source_id", "source_corpus"]
+    frame = pd.DataFrame.from_records(records, columns=columns)
+    return screen_rows(frame, [str(responses)] * len(frame), rows, issues)
+
+
+def _map_source(
+    record: dict[str, Any], file: str, line: int, issues: IssueLog
+) -> dict[str, Any] | None:
+    """One source_info.jsonl record as task, question, context; None if it is bad."""
+    for key in ("source_id", "task_type", "source_info"):
+        if key not in record or is_missing(record[key]):
+            issues.add(file, line, key, "missing")
+            return None
+    task = record["task_type"]
+    if task not in TASKS:
+        issues.add(file, line, "task_type", f"must be one of {TASKS}, got {task!r}")
+        return None
+    info = record["source_info"]
+    question = ""
+    if task == "QA":
+        if not isinstance(info, dict):
+            issues.add(
+                file,
+                line,
+                "source_info",
+                f"QA source_info must be a dict with question and passages, got "
+                f"{type(info).__name__}",
+            )
+            return None
+        for key in ("question", "passages"):
+            if not isinstance(info.get(key), str):
+                issues.add(file, line, f"source_info.{key}", "missing or not a string")
+                return None
+        question, context = info["question"], info["passages"]
+    elif isinstance(info, str):
+        context = info
+    elif isinstance(info, dict) and task == "Data2txt":
+        context = repr(info)
+    else:
+        issues.add(
+            file,
+            line,
+            "source_info",
+            f"{task} source_info must be a string{' or dict' if task == 'Data2txt' else ''}, "
+            f"got {type(info).__name__}",
+        )
+        return None
+    return {
+        "source_id": as_id(record["source_id"]),
+        "task": task,
+        "question": question,
+        "context": context,
+        "corpus": record.get("source"),
+        "line": line,
+    }
+
+
+def _map_response(
+    record: dict[str, Any],
+    by_id: dict[str, dict[str, Any]],
+    file: str,
+    line: int,
+    issues: IssueLog,
+) -> dict[str, Any] | None:
+    """One response.jsonl record joined with its source; None if it is bad."""
+    for key in ("id", "source_id", "labels", "response"):
+        if key not in record:
+            issues.add(file, line, key, "missing")
+            return None
+    source_id = as_id(record["source_id"])
+    source = by_id.get(source_id)
+    if source is None:
+        issues.add(file, line, "source_id", f"source_id {source_id!r} not found in {SOURCE_FILE}")
+        return None
+    spans = record["labels"]
+    if not isinstance(spans, list):
+        issues.add(file, line, "labels", f"must be a list of spans, got {type(spans).__name__}")
+        return None
+    task = source["task"]
+    return {
+        "example_id": as_id(record["id"]),
+        "group_id": f"{task}:{source_id}",
+        "task": task,
+        "source": task,
+        "question": source["question"],
+        "context": source["context"],
+        "answer": record["response"],
+        "label": int(len(spans) > 0),
+        "spans": spans,
+        "model": record.get("model"),
+        "temperature": record.get("temperature"),
+        "quality": record.get("quality"),
+        "source_id": source_id,
+        "source_corpus": source["corpus"],
+    }
+
+
+def _parse_spans(value: Any) -> tuple[list, str | None]:
+    """The span list of a ``hallucination_labels`` cell, or ([], reason) when it is bad."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, list):
+        return value, None
+    if is_missing(value):
+        return [], "missing value (expected a JSON list of spans, '[]' for none)"
+    if not isinstance(value, str):
+        return [], f"expected a JSON string, got {type(value).__name__}"
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError as exc:
+        return [], f"not valid JSON: {exc}"
+    if not isinstance(parsed, list):
+        return [], f"expected a JSON list of spans, got {type(parsed).__name__}"
+    return parsed, None
+
+
+def _check_tasks(
+    frame: pd.DataFrame,
+    files: list[str],
+    rows: list[int],
+    issues: IssueLog,
+    ok: np.ndarray,
+) -> None:
+    """Flag rows whose task is not a RAGTruth task (marks them not ok)."""
+    for pos, task in enumerate(frame["task"].tolist()):
+        if ok[pos] and task not in TASKS:
+            issues.add(files[pos], rows[pos], "task_type", f"must be one of {TASKS}, got {task!r}")
+            ok[pos] = False
+
+
+def _group(task: Any, context: Any) -> str:
+    """Group id from task and context (a placeholder when the context is not a string: the
+    validator rejects that row for its context)."""
+    if isinstance(context, str):
+        return group_key(str(task), context)
+    return f"{task}:<invalid context>"

@@ -1,0 +1,76 @@
+"""Evaluation protocol: metrics, operating points, group bootstrap, splits, out-of-fold loop.
+
+Why one package: these pieces together are the leakage-controlled protocol (grouped
+splits, fold-scoped fitting, group bootstrap, fixed operating points, timing), and each
+rule is decided in exactly one module so that every study applies the same one.
+"""
+
+from runner.evaluation.bootstrap import (
+    BootstrapResult,
+    Estimate,
+    group_bootstrap,
+    standard_metrics,
+)
+from runner.evaluation.metrics import (
+    auroc,
+    auroc_batched,
+    average_precision,
+    average_precision_batched,
+    indices_to_weights,
+)
+from runner.evaluation.oof import out_of_fold
+from runner.evaluation.operating import (
+    ALPHA_GRID,
+    RHO_GRID,
+    accepted_risk,
+    accepted_risk_batched,
+    accepted_risk_grid,
+    accepted_risk_grid_batched,
+    review_precision,
+    review_precision_batched,
+    review_precision_grid,
+    review_precision_grid_batched,
+)
+from runner.evaluation.splits import (
+    Fold,
+    GroupedKFold,
+    GroupLeakError,
+    KFold,
+    LeaveSourceOut,
+    TargetAdaptation,
+    TargetRecord,
+    assert_no_group_leak,
+)
+from runner.evaluation.timing import measure_ms_per_example
+
+__all__ = [
+    "ALPHA_GRID",
+    "RHO_GRID",
+    "BootstrapResult",
+    "Estimate",
+    "Fold",
+    "GroupLeakError",
+    "GroupedKFold",
+    "KFold",
+    "LeaveSourceOut",
+    "TargetAdaptation",
+    "TargetRecord",
+    "accepted_risk",
+    "accepted_risk_batched",
+    "accepted_risk_grid",
+    "accepted_risk_grid_batched",
+    "assert_no_group_leak",
+    "auroc",
+    "auroc_batched",
+    "average_precision",
+    "average_precision_batched",
+    "group_bootstrap",
+    "indices_to_weights",
+    "measure_ms_per_example",
+    "out_of_fold",
+    "review_precision",
+    "review_precision_batched",
+    "review_precision_grid",
+    "review_precision_grid_batched",
+    "standard_metrics",
+]

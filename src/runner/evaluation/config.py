@@ -1,0 +1,81 @@
+"""Structured-config schemas for splits and the bootstrap (registered by `runner.config`).
+
+Why: `split.n_splits=abc` or a misspelt key must fail when Hydra composes the config, not
+halfway through a study. Each YAML in `conf/split/` and `conf/bootstrap/` names one of
+these schemas in its defaults list; `SCHEMAS` lists (group, name, "module:Class") entries
+in the form `runner.config.PART_SCHEMAS` uses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class GroupedKFoldConf:
+    """`runner.evaluation.splits.GroupedKFold`: StratifiedGroupKFold on label and group."""
+
+    _target_: str = "runner.evaluation.splits.GroupedKFold"
+    n_splits: int = 5
+    seed: int = 13
+    shuffle: bool = True
+    y_col: str = "label"
+    group_col: str = "group_id"
+
+
+@dataclass
+class KFoldConf:
+    """`runner.evaluation.splits.KFold`: row-level (stratified) K-fold."""
+
+    _target_: str = "runner.evaluation.splits.KFold"
+    n_splits: int = 5
+    seed: int = 13
+    stratified: bool = True
+    shuffle: bool = True
+    y_col: str = "label"
+
+
+@dataclass
+class LeaveSourceOutConf:
+    """`runner.evaluation.splits.LeaveSourceOut`: each source held out in turn."""
+
+    _target_: str = "runner.evaluation.splits.LeaveSourceOut"
+    column: str = "source"
+    y_col: str = "label"
+
+
+@dataclass
+class TargetAdaptationConf:
+    """`runner.evaluation.splits.TargetAdaptation`: fixed test set, k-row target samples."""
+
+    _target_: str = "runner.evaluation.splits.TargetAdaptation"
+    test_fraction: float = 0.2
+    ks: list[int] = field(default_factory=lambda: [25, 50, 100, 200])
+    n_seeds: int = 10
+    seed: int = 13
+    column: str = "source"
+    y_col: str = "label"
+
+
+@dataclass
+class BootstrapConf:
+    """`runner.evaluation.bootstrap.group_bootstrap` with its settings bound (a partial).
+
+    `instantiate(cfg.bootstrap)` returns a callable taking
+    `(y, scores, groups, metrics, strata=None)`.
+    """
+
+    _target_: str = "runner.evaluation.bootstrap.group_bootstrap"
+    _partial_: bool = True
+    n_resamples: int = 1000
+    level: float = 0.95
+    seed: int = 13
+
+
+SCHEMAS: list[tuple[str, str, str]] = [
+    ("split", "grouped_kfold_schema", "runner.evaluation.config:GroupedKFoldConf"),
+    ("split", "kfold_schema", "runner.evaluation.config:KFoldConf"),
+    ("split", "leave_source_out_schema", "runner.evaluation.config:LeaveSourceOutConf"),
+    ("split", "target_adaptation_schema", "runner.evaluation.config:TargetAdaptationConf"),
+    ("bootstrap", "bootstrap_schema", "runner.evaluation.config:BootstrapConf"),
+]

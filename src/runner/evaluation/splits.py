@@ -1,0 +1,498 @@
+"""Train/test splitters for the RAGScope protocol, with one interface and loud failures.
+
+Why: the protocol's headline claim is leakage control, so every split is made here, checked
+here, and fails with a message naming the data set and the counts when it cannot work (too
+few groups for the folds, a test fold or a source with one class). No splitter drops rows
+or quietly returns fewer folds.
+
+Interface shared by all splitters:
+
+- `split(frame)` yields `(train_idx, test_idx)` pairs of *positional* row indices
+  (`frame.iloc`), sorted ascending, as numpy int64 arrays;
+- `folds(frame)` yields the same as `Fold(index, name, train_idx, test_idx)`, where
+  `name` says what was held out (`"0"`, `"1"`, … for K-fold; the source name for
+  leave-source-out; `"<source>|k=<k>|rep=<r>"` for target adaptation);
+- `get_n_splits(frame)` is the number of folds; the K-fold splitters also carry
+  `n_splits`;
+- `is_partition` is True when the test folds cover every row exactly once (the K-fold
+  splitters and leave-source-out), so out-of-fold scores are one per row.
+
+The data set named in errors is `frame.attrs["dataset"]` when the loader set it.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import KFold as _SkKFold
+from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
+
+from runner.errors import DataError
+
+
+@dataclass(frozen=True)
+class Fold:
+    """One train/test split: positional indices plus what was held out."""
+
+    index: int
+    name: str
+    train_idx: np.ndarray
+    test_idx: np.ndarray
+
+
+@dataclass(frozen=True)
+class TargetRecord:
+    """One target-adaptation run: k labelled target rows to fit on, the fixed test set.
+
+    `k_used` is below `k` when the source's pool (the 80 % outside its test set) holds
+    fewer than k rows; the whole pool is then used.
+    """
+
+    source: str
+    k: int
+    k_used: int
+    rep: int
+    train_idx: np.ndarray
+    test_idx: np.ndarray
+
+
+def dataset_name(frame: pd.DataFrame) -> str:
+    """The data set's name for messages: `frame.attrs["dataset"]`, else "<unnamed frame>"."""
+    return str(frame.attrs.get("dataset", "<unnamed frame>"))
+
+
+def _require_columns(frame: pd.DataFrame, columns: Sequence[str]) -> None:
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"expected a pandas DataFrame, got {type(frame).__name__}")
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise DataError(
+            f"data set {dataset_name(frame)}: missing column(s) {missing}; "
+            f"has {list(frame.columns)}",
+            field=missing[0],
+        )
+    if len(frame) == 0:
+        raise DataError(f"data set {dataset_name(frame)} has no rows")
+    for column in columns:
+        missing_rows = np.flatnonzero(frame[column].isna().to_numpy())
+        if missing_rows.size:
+            raise DataError(
+                f"data set {dataset_name(frame)}: {missing_rows.size} missing value(s)",
+                row=int(missing_rows[0]),
+                field=column,
+            )
+
+
+def _labels(frame: pd.DataFrame, y_col: str) -> np.ndarray:
+    values = frame[y_col].to_numpy()
+    bad = ~np.isin(values, (0, 1))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise DataError(
+            f"data set {dataset_name(frame)}: labels must be 0/1 (1 = unfaithful), "
+            f"got {values[row]!r}",
+            row=row,
+            field=y_col,
+        )
+    return values.astype(np.int64)
+
+
+def _class_counts(y: np.ndarray) -> str:
+    return f"{int((y == 1).sum())} positive / {int((y == 0).sum())} negative"
+
+
+def _check_test_folds(frame: pd.DataFrame, y: np.ndarray, folds: list[Fold]) -> None:
+    for fold in folds:
+        for side, idx in (("test", fold.test_idx), ("train", fold.train_idx)):
+            sub = y[idx]
+            if idx.size == 0 or sub.min() == sub.max():
+                raise ValueError(
+                    f"data set {dataset_name(frame)}: {side} side of fold {fold.name!r} holds "
+                    f"one class ({_class_counts(sub)} among {idx.size} rows)"
+                )
+
+
+def _as_folds(pairs: Iterator[tuple[np.ndarray, np.ndarray]]) -> list[Fold]:
+    return [
+        Fold(i, str(i), np.sort(tr).astype(np.int64), np.sort(te).astype(np.int64))
+        for i, (tr, te) in enumerate(pairs)
+    ]
+
+
+class _Splitter:
+    """Shared `split` on top of a subclass's `folds`."""
+
+    is_partition: bool = True
+
+    def folds(self, frame: pd.DataFrame) -> Iterator[Fold]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def split(self, frame: pd.DataFrame) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Yield `(train_idx, test_idx)` positional index pairs, one per fold."""
+        for fold in self.folds(frame):
+            yield fold.train_idx, fold.test_idx
+
+
+def _check_n_splits(n_splits: object) -> int:
+    if isinstance(n_splits, bool) or not isinstance(n_splits, int | np.integer) or n_splits < 2:
+        raise ValueError(f"n_splits must be an integer ≥ 2, got {n_splits!r}")
+    return int(n_splits)
+
+
+class GroupedKFold(_Splitter):
+    """Stratified K-fold over groups: no group crosses a train/test boundary.
+
+    Wraps `sklearn.model_selection.StratifiedGroupKFold` (stratified on `label`, groups
+    from `group_id`; shuffled with `random_state=seed` when `shuffle`).
+
+    Parameters
+    ----------
+    n_splits : int
+        Number of folds (≥ 2).
+    seed : int
+        Shuffling seed.
+    shuffle : bool
+        Shuffle groups before assigning folds.
+    y_col, group_col : str
+        Label and group columns.
+    """
+
+    def __init__(
+        self,
+        n_splits: int = 5,
+        seed: int = 13,
+        shuffle: bool = True,
+        y_col: str = "label",
+        group_col: str = "group_id",
+    ) -> None:
+        self.n_splits = _check_n_splits(n_splits)
+        self.seed, self.shuffle = int(seed), bool(shuffle)
+        self.y_col, self.group_col = y_col, group_col
+
+    def get_n_splits(self, frame: pd.DataFrame | None = None) -> int:
+        """Number of folds."""
+        return self.n_splits
+
+    def folds(self, frame: pd.DataFrame) -> Iterator[Fold]:
+        """Yield the grouped folds; raise ValueError when they cannot all hold both classes."""
+        _require_columns(frame, [self.y_col, self.group_col])
+        y = _labels(frame, self.y_col)
+        groups = frame[self.group_col].to_numpy()
+        name = dataset_name(frame)
+        n_groups = pd.unique(groups).shape[0]
+        if n_groups < self.n_splits:
+            raise ValueError(
+                f"data set {name}: {n_groups} groups in {self.group_col!r}, fewer than "
+                f"n_splits={self.n_splits}"
+            )
+        for cls in (1, 0):
+            with_cls = pd.unique(groups[y == cls]).shape[0]
+            if with_cls < self.n_splits:
+                raise ValueError(
+                    f"data set {name}: only {with_cls} groups contain label={cls}, fewer "
+                    f"than n_splits={self.n_splits}, so some test fold would hold one class"
+                )
+        splitter = StratifiedGroupKFold(
+            n_splits=self.n_splits,
+            shuffle=self.shuffle,
+            random_state=self.seed if self.shuffle else None,
+        )
+        folds = _as_folds(splitter.split(np.zeros(len(frame)), y, groups))
+        _check_test_folds(frame, y, folds)
+        yield from folds
+
+
+class KFold(_Splitter):
+    """Row-level K-fold (stratified on `label` by default), for HaluBench in-domain CV.
+
+    Parameters
+    ----------
+    n_splits : int
+        Number of folds (≥ 2).
+    seed : int
+        Shuffling seed.
+    stratified : bool
+        Use `StratifiedKFold` on the label (else plain `KFold`).
+    shuffle : bool
+        Shuffle rows before assigning folds.
+    y_col : str
+        Label column.
+    """
+
+    def __init__(
+        self,
+        n_splits: int = 5,
+        seed: int = 13,
+        stratified: bool = True,
+        shuffle: bool = True,
+        y_col: str = "label",
+    ) -> None:
+        self.n_splits = _check_n_splits(n_splits)
+        self.seed, self.stratified, self.shuffle = int(seed), bool(stratified), bool(shuffle)
+        self.y_col = y_col
+
+    def get_n_splits(self, frame: pd.DataFrame | None = None) -> int:
+        """Number of folds."""
+        return self.n_splits
+
+    def folds(self, frame: pd.DataFrame) -> Iterator[Fold]:
+        """Yield the folds; raise ValueError when some fold would hold one class."""
+        _require_columns(frame, [self.y_col])
+        y = _labels(frame, self.y_col)
+        name = dataset_name(frame)
+        if len(frame) < self.n_splits:
+            raise ValueError(
+                f"data set {name}: {len(frame)} rows, fewer than n_splits={self.n_splits}"
+            )
+        if self.stratified:
+            smallest = min(int((y == 1).sum()), int((y == 0).sum()))
+            if smallest < self.n_splits:
+                raise ValueError(
+                    f"data set {name}: {_class_counts(y)} rows; the smaller class has fewer "
+                    f"than n_splits={self.n_splits} rows, so some test fold would hold one class"
+                )
+        cls = StratifiedKFold if self.stratified else _SkKFold
+        splitter = cls(
+            n_splits=self.n_splits,
+            shuffle=self.shuffle,
+            random_state=self.seed if self.shuffle else None,
+        )
+        folds = _as_folds(splitter.split(np.zeros(len(frame)), y))
+        _check_test_folds(frame, y, folds)
+        yield from folds
+
+
+class LeaveSourceOut(_Splitter):
+    """Hold out each source in turn (sorted by name): train on the others, test on it.
+
+    Parameters
+    ----------
+    column : str
+        Column naming each row's source.
+    y_col : str
+        Label column.
+    """
+
+    def __init__(self, column: str = "source", y_col: str = "label") -> None:
+        self.column, self.y_col = column, y_col
+
+    def _sources(self, frame: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
+        _require_columns(frame, [self.column, self.y_col])
+        values = frame[self.column].astype(str).to_numpy()
+        sources = sorted(set(values))
+        if len(sources) < 2:
+            raise ValueError(
+                f"data set {dataset_name(frame)}: leave-source-out needs ≥ 2 sources in "
+                f"{self.column!r}, found {sources}"
+            )
+        return values, sources
+
+    def get_n_splits(self, frame: pd.DataFrame | None = None) -> int:
+        """Number of sources in `frame` (required: it depends on the data)."""
+        if frame is None:
+            raise ValueError("LeaveSourceOut.get_n_splits needs the frame: one fold per source")
+        return len(self._sources(frame)[1])
+
+    def folds(self, frame: pd.DataFrame) -> Iterator[Fold]:
+        """Yield one fold per source, named by the held-out source."""
+        values, sources = self._sources(frame)
+        y = _labels(frame, self.y_col)
+        for source in sources:
+            sub = y[values == source]
+            if sub.min() == sub.max():
+                raise ValueError(
+                    f"data set {dataset_name(frame)}: source {source!r} holds one class "
+                    f"({_class_counts(sub)}); its held-out metrics would be undefined"
+                )
+        folds = [
+            Fold(
+                i,
+                source,
+                np.flatnonzero(values != source).astype(np.int64),
+                np.flatnonzero(values == source).astype(np.int64),
+            )
+            for i, source in enumerate(sources)
+        ]
+        _check_test_folds(frame, y, folds)
+        yield from folds
+
+
+def _allocate(class_sizes: np.ndarray, total: int, *, at_least_one: bool) -> np.ndarray:
+    """Split `total` draws across classes in proportion to `class_sizes` (largest remainder).
+
+    Remainder ties go to the class listed first. With `at_least_one`, every non-empty class
+    gets ≥ 1 draw when `total` allows (taken from the largest allocation).
+    """
+    exact = class_sizes * total / class_sizes.sum()
+    alloc = np.floor(exact).astype(np.int64)
+    remainder = exact - alloc
+    for c in np.argsort(-remainder, kind="stable")[: total - alloc.sum()]:
+        alloc[c] += 1
+    if at_least_one and total >= (class_sizes > 0).sum():
+        for c in np.flatnonzero((alloc == 0) & (class_sizes > 0)):
+            alloc[np.argmax(alloc)] -= 1
+            alloc[c] += 1
+    return alloc
+
+
+def _stratified_sample(
+    rng: np.random.Generator, idx: np.ndarray, y: np.ndarray, size: int
+) -> np.ndarray:
+    """`size` positions from `idx`, class shares as in `y[idx]`, each class ≥ 1 if possible."""
+    by_class = [idx[y[idx] == c] for c in (0, 1)]
+    alloc = _allocate(np.array([b.size for b in by_class]), size, at_least_one=True)
+    picked = [rng.choice(b, size=a, replace=False) for b, a in zip(by_class, alloc, strict=True)]
+    return np.sort(np.concatenate(picked)).astype(np.int64)
+
+
+def _source_key(source: str) -> int:
+    return zlib.crc32(source.encode("utf-8"))
+
+
+class TargetAdaptation(_Splitter):
+    """Target-only adaptation: per source a fixed test set and k-row labelled samples.
+
+    For each source: a stratified test set of ⌈test_fraction · n_source⌉ rows, drawn from
+    a generator seeded by (`seed`, source name) only, so it never moves with the
+    repetition; then for each k in `ks` and each repetition r in 0..n_seeds−1 a
+    prevalence-preserving stratified sample of k rows from the remaining pool, seeded by
+    (`seed`, source, k, r). Class counts follow the largest-remainder rule, with at least
+    one row of each class so that a sample can be fitted. k larger than the pool is capped
+    at the pool size (`k_used` in the records, and listed by `caps`).
+
+    Parameters
+    ----------
+    test_fraction : float
+        Share of each source held out as its fixed test set, in (0, 1).
+    ks : sequence of int
+        Labelled-sample sizes.
+    n_seeds : int
+        Repetitions per k.
+    seed : int
+        Base seed.
+    column, y_col : str
+        Source and label columns.
+    """
+
+    is_partition = False
+
+    def __init__(
+        self,
+        test_fraction: float = 0.2,
+        ks: Sequence[int] = (25, 50, 100, 200),
+        n_seeds: int = 10,
+        seed: int = 13,
+        column: str = "source",
+        y_col: str = "label",
+    ) -> None:
+        if not 0.0 < float(test_fraction) < 1.0:
+            raise ValueError(f"test_fraction must lie in (0, 1), got {test_fraction!r}")
+        ks = tuple(ks)
+        if not ks or any(isinstance(k, bool) or int(k) != k or k < 2 for k in ks):
+            raise ValueError(f"ks must be integers ≥ 2, got {list(ks)}")
+        if isinstance(n_seeds, bool) or int(n_seeds) != n_seeds or n_seeds < 1:
+            raise ValueError(f"n_seeds must be a positive integer, got {n_seeds!r}")
+        self.test_fraction = float(test_fraction)
+        self.ks = tuple(int(k) for k in ks)
+        self.n_seeds, self.seed = int(n_seeds), int(seed)
+        self.column, self.y_col = column, y_col
+
+    def test_sets(self, frame: pd.DataFrame) -> dict[str, np.ndarray]:
+        """Source -> positional indices of its fixed stratified test set."""
+        _require_columns(frame, [self.column, self.y_col])
+        y = _labels(frame, self.y_col)
+        values = frame[self.column].astype(str).to_numpy()
+        out = {}
+        for source in sorted(set(values)):
+            rows = np.flatnonzero(values == source)
+            sub = y[rows]
+            n_test = int(np.ceil(np.round(self.test_fraction * rows.size, 9)))
+            if min((sub == 1).sum(), (sub == 0).sum()) < 2 or rows.size - n_test < 2:
+                raise ValueError(
+                    f"data set {dataset_name(frame)}: source {source!r} has {rows.size} rows "
+                    f"({_class_counts(sub)}); a stratified {self.test_fraction:.0%} test set "
+                    "and a labelled pool need ≥ 2 rows of each class"
+                )
+            rng = np.random.default_rng([self.seed, _source_key(source)])
+            out[source] = _stratified_sample(rng, rows, y, n_test)
+            pool = np.setdiff1d(rows, out[source])
+            if y[pool].min() == y[pool].max():
+                raise ValueError(
+                    f"data set {dataset_name(frame)}: source {source!r}: the pool outside its "
+                    f"test set holds one class ({_class_counts(y[pool])})"
+                )
+        return out
+
+    def records(self, frame: pd.DataFrame) -> list[TargetRecord]:
+        """Every (source, k, repetition) run, in source, k, repetition order."""
+        tests = self.test_sets(frame)
+        y = _labels(frame, self.y_col)
+        values = frame[self.column].astype(str).to_numpy()
+        out = []
+        for source, test_idx in tests.items():
+            pool = np.setdiff1d(np.flatnonzero(values == source), test_idx)
+            for k in self.ks:
+                k_used = min(k, pool.size)
+                for rep in range(self.n_seeds):
+                    rng = np.random.default_rng([self.seed, _source_key(source), k, rep])
+                    train_idx = _stratified_sample(rng, pool, y, k_used)
+                    out.append(TargetRecord(source, k, k_used, rep, train_idx, test_idx))
+        return out
+
+    def caps(self, frame: pd.DataFrame) -> list[tuple[str, int, int]]:
+        """(source, k, k_used) for every k that was capped at the pool size."""
+        seen = {(r.source, r.k, r.k_used) for r in self.records(frame) if r.k_used < r.k}
+        return sorted(seen)
+
+    def get_n_splits(self, frame: pd.DataFrame | None = None) -> int:
+        """Number of runs: sources × len(ks) × n_seeds (needs the frame)."""
+        if frame is None:
+            raise ValueError("TargetAdaptation.get_n_splits needs the frame: runs per source")
+        return len(self.test_sets(frame)) * len(self.ks) * self.n_seeds
+
+    def folds(self, frame: pd.DataFrame) -> Iterator[Fold]:
+        """Yield one fold per record, named "<source>|k=<k>|rep=<r>"."""
+        for i, r in enumerate(self.records(frame)):
+            yield Fold(i, f"{r.source}|k={r.k}|rep={r.rep}", r.train_idx, r.test_idx)
+
+
+class GroupLeakError(ValueError):
+    """A group occurs on both sides of a train/test split."""
+
+
+def assert_no_group_leak(
+    frame: pd.DataFrame,
+    train_idx: np.ndarray,
+    test_idx: np.ndarray,
+    group_col: str = "group_id",
+) -> None:
+    """Raise `GroupLeakError` naming the group(s) found in both train and test rows.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The frame the positional indices refer to.
+    train_idx, test_idx : array of int
+        Positional row indices of the two sides.
+    group_col : str
+        Group column.
+    """
+    _require_columns(frame, [group_col])
+    groups = frame[group_col].to_numpy()
+    n = len(frame)
+    for side, idx in (("train", train_idx), ("test", test_idx)):
+        arr = np.asarray(idx)
+        if arr.size and (arr.min() < 0 or arr.max() >= n):
+            raise ValueError(f"{side} indices fall outside the frame's {n} rows")
+    shared = sorted(set(groups[np.asarray(train_idx)]) & set(groups[np.asarray(test_idx)]))
+    if shared:
+        shown = ", ".join(repr(g) for g in shared[:5])
+        more = f" and {len(shared) - 5} more" if len(shared) > 5 else ""
+        raise GroupLeakError(
+            f"data set {dataset_name(frame)}: {len(shared)} group(s) of {group_col!r} on both "
+            f"train and test sides: {shown}{more}"
+        )

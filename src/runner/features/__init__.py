@@ -1,0 +1,61 @@
+"""Lexical evidence features of RAGScope: base family φ and support features.
+
+Pure per-example functions live in `base` and `support`; `lexical_features` applies them to
+a frame (with an on-disk cache); `TfidfSupport` is the one fitted feature transformer.
+"""
+
+from runner.features.base import (
+    answer_context_jaccard,
+    answer_length,
+    best_sentence_support,
+    context_length,
+    coverage,
+    jaccard,
+    longest_supported_run,
+    numeric_count,
+    numeric_coverage,
+    question_answer_jaccard,
+    rare_token_coverage,
+    uncovered_fraction,
+)
+from runner.features.family import (
+    BASE_FEATURE_NAMES,
+    FEATURE_VERSION,
+    FEATURES,
+    LEXICAL_FEATURE_NAMES,
+    SUPPORT_FEATURE_NAMES,
+    lexical_features,
+    validate_texts,
+)
+from runner.features.support import rouge_l_risk, token_f1_risk
+from runner.features.tfidf import TFIDF_FEATURE_NAMES, TfidfSupport
+from runner.features.views import ContextView, ExampleView, TextView
+
+__all__ = [
+    "BASE_FEATURE_NAMES",
+    "FEATURES",
+    "FEATURE_VERSION",
+    "LEXICAL_FEATURE_NAMES",
+    "SUPPORT_FEATURE_NAMES",
+    "TFIDF_FEATURE_NAMES",
+    "ContextView",
+    "ExampleView",
+    "TextView",
+    "TfidfSupport",
+    "answer_context_jaccard",
+    "answer_length",
+    "best_sentence_support",
+    "context_length",
+    "coverage",
+    "jaccard",
+    "lexical_features",
+    "longest_supported_run",
+    "numeric_count",
+    "numeric_coverage",
+    "question_answer_jaccard",
+    "rare_token_coverage",
+    "rouge_l_risk",
+    "token_f1_risk",
+    "uncovered_fraction",
+    "validate_texts",
+]

@@ -1,0 +1,171 @@
+"""The lexical feature family over a whole frame: base φ plus ROUGE-L and token-F1 risk.
+
+`lexical_features` is what studies and gates call. It validates the input, tokenises each
+distinct context and question once (RAGTruth has six answers per context), applies the
+feature functions of `runner.features.base` and `runner.features.support`, and can cache
+the result on disk (`runner.features.cache`). Bump `FEATURE_VERSION` whenever any feature's
+definition or the tokeniser changes: it is part of the cache key and of logged results.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from runner.features import base, cache, support
+from runner.features.views import ContextView, ExampleView, TextView
+
+FEATURE_VERSION = "lexical-1"
+
+INPUT_COLUMNS = ("question", "context", "answer")
+
+# Every feature as f(example) -> float, in the canonical column order.
+FEATURES: dict[str, Callable[[ExampleView], float]] = {
+    "answer_length": base.answer_length,
+    "context_length": base.context_length,
+    "coverage": base.coverage,
+    "uncovered_fraction": base.uncovered_fraction,
+    "rare_token_coverage": base.rare_token_coverage,
+    "answer_context_jaccard": base.answer_context_jaccard,
+    "question_answer_jaccard": base.question_answer_jaccard,
+    "longest_supported_run": base.longest_supported_run,
+    "best_sentence_support": base.best_sentence_support,
+    "numeric_coverage": base.numeric_coverage,
+    "numeric_count": base.numeric_count,
+    "rouge_l_risk": support.rouge_l_risk,
+    "token_f1_risk": support.token_f1_risk,
+}
+
+BASE_FEATURE_NAMES: tuple[str, ...] = tuple(list(FEATURES)[:11])
+SUPPORT_FEATURE_NAMES: tuple[str, ...] = ("rouge_l_risk", "token_f1_risk")
+LEXICAL_FEATURE_NAMES: tuple[str, ...] = BASE_FEATURE_NAMES + SUPPORT_FEATURE_NAMES
+
+
+def validate_texts(frame: pd.DataFrame, columns: Sequence[str] = INPUT_COLUMNS) -> None:
+    """Check that `frame` has the text columns and every value in them is a string.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The frame to check.
+    columns : sequence of str
+        Required text columns.
+
+    Raises
+    ------
+    ValueError
+        Naming the missing column, or the row label and field of the first non-string value.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"expected a pandas DataFrame, got {type(frame).__name__}")
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"frame lacks text column(s) {missing}; has {list(frame.columns)}")
+    for column in columns:
+        for label, value in zip(frame.index, frame[column], strict=True):
+            if not isinstance(value, str):
+                raise ValueError(
+                    f"row {label!r}, field '{column}': expected a string, got {value!r}"
+                )
+
+
+def _check_names(features: Sequence[str] | None) -> tuple[str, ...]:
+    if features is None:
+        return LEXICAL_FEATURE_NAMES
+    names = tuple(features)
+    unknown = [n for n in names if n not in FEATURES]
+    if unknown:
+        raise ValueError(f"unknown lexical feature(s) {unknown}; known: {list(FEATURES)}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"feature names repeat: {list(names)}")
+    return names
+
+
+def compute(
+    questions: Sequence[str],
+    contexts: Sequence[str],
+    answers: Sequence[str],
+    names: Sequence[str] = LEXICAL_FEATURE_NAMES,
+) -> np.ndarray:
+    """Feature matrix for aligned text sequences (no validation, no cache).
+
+    Parameters
+    ----------
+    questions, contexts, answers : sequence of str
+        One entry per example.
+    names : sequence of str
+        Features to compute (keys of `FEATURES`), in column order.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_examples, len(names))
+    """
+    functions = [FEATURES[n] for n in names]
+    context_views: dict[str, ContextView] = {}
+    question_views: dict[str, TextView] = {}
+    out = np.empty((len(answers), len(functions)), dtype=np.float64)
+    for i, (q_text, c_text, a_text) in enumerate(zip(questions, contexts, answers, strict=True)):
+        context = context_views.get(c_text)
+        if context is None:
+            context = context_views[c_text] = ContextView.of(c_text)
+        question = question_views.get(q_text)
+        if question is None:
+            question = question_views[q_text] = TextView.of(q_text)
+        example = ExampleView(question, TextView.of(a_text), context)
+        out[i] = [f(example) for f in functions]
+    return out
+
+
+def lexical_features(
+    frame: pd.DataFrame,
+    features: Sequence[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> pd.DataFrame:
+    """The lexical features of every row of a response-level frame.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        With string columns ``question``, ``context`` and ``answer``.
+    features : sequence of str, optional
+        Which features, in which column order; default `LEXICAL_FEATURE_NAMES` (the 11 base
+        features then ``rouge_l_risk`` and ``token_f1_risk``).
+    cache_dir : path, optional
+        Directory of the on-disk cache; None computes without caching.
+
+    Returns
+    -------
+    DataFrame
+        Same index as `frame`, one float64 column per feature, no NaN.
+
+    Raises
+    ------
+    ValueError
+        On a missing text column, a non-string text (naming row and field), an unknown
+        feature name or an unreadable cache file.
+    """
+    names = _check_names(features)
+    validate_texts(frame)
+    columns = [frame[c].tolist() for c in INPUT_COLUMNS]
+    path = None
+    if cache_dir is not None:
+        key = cache.fingerprint(FEATURE_VERSION, names, zip(*columns, strict=True))
+        path = cache.cache_path(cache_dir, key)
+        cached = cache.load(path, names, len(frame))
+        if cached is not None:
+            cached.index = frame.index
+            return cached
+    values = compute(*columns, names=names)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        row, col = np.argwhere(bad)[0]
+        raise ValueError(  # a bug in a feature, never an input problem
+            f"row {frame.index[row]!r}: feature '{names[col]}' is {values[row, col]}"
+        )
+    result = pd.DataFrame(values, index=frame.index, columns=list(names))
+    if path is not None:
+        cache.save(path, result)
+    return result

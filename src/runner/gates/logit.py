@@ -1,0 +1,135 @@
+"""Learned gates: standardised logistic regression on lexical (and TF-IDF) features.
+
+The token-coverage logit, RAGScope-C and RAGScope-E are one class with different feature
+lists (`runner.gates.feature_sets`). Everything fitted — TF-IDF vocabulary and IDF, the
+scaler, the logistic weights — lives in one scikit-learn `Pipeline` fitted in `fit`, so when
+the study fits a gate on a training fold, no statistic can see the test fold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator
+from sklearn.compose import ColumnTransformer
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.validation import check_is_fitted
+
+from runner.features import TfidfSupport
+from runner.gates.base import as_risk, check_labels, check_lexical_names, with_lexical
+
+
+class LogitGate(BaseEstimator):
+    """Risk = P(unfaithful) from a standardised logistic regression.
+
+    Parameters
+    ----------
+    features : sequence of str
+        Lexical features (`runner.features.LEXICAL_FEATURE_NAMES`) fed to the model.
+    tfidf : bool
+        Add the two TF-IDF risks (`runner.features.TfidfSupport`, fitted inside `fit`).
+    C : float, default 1.0
+        Inverse L2 regularisation strength.
+    class_weight : str or None, default "balanced"
+        Passed to `LogisticRegression`.
+    max_iter : int, default 1000
+    random_state : int, default 13
+    solver : str, default "lbfgs"
+
+    Attributes
+    ----------
+    pipeline_ : Pipeline
+        ``columns`` (lexical passthrough [+ TF-IDF]) → ``scale`` (StandardScaler) →
+        ``model`` (LogisticRegression), fitted on the training frame.
+    """
+
+    needs_fit = True
+
+    def __init__(
+        self,
+        features: Sequence[str],
+        tfidf: bool,
+        C: float = 1.0,
+        class_weight: str | None = "balanced",
+        max_iter: int = 1000,
+        random_state: int = 13,
+        solver: str = "lbfgs",
+    ):
+        self.features = features
+        self.tfidf = tfidf
+        self.C = C
+        self.class_weight = class_weight
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.solver = solver
+
+    def _names(self) -> list[str]:
+        names = check_lexical_names(self.features)
+        if not names and not self.tfidf:
+            raise ValueError("a LogitGate needs at least one feature or tfidf=True")
+        return names
+
+    def _pipeline(self, names: list[str]) -> Pipeline:
+        parts = [("lexical", "passthrough", names)] if names else []
+        if self.tfidf:
+            parts.append(("tfidf", TfidfSupport(), ["context", "answer"]))
+        return Pipeline(
+            [
+                ("columns", ColumnTransformer(parts, remainder="drop")),
+                ("scale", StandardScaler()),
+                (
+                    "model",
+                    LogisticRegression(
+                        C=self.C,
+                        class_weight=self.class_weight,
+                        max_iter=self.max_iter,
+                        random_state=self.random_state,
+                        solver=self.solver,
+                    ),
+                ),
+            ]
+        )
+
+    def fit(self, frame: pd.DataFrame, y) -> LogitGate:
+        """Fit TF-IDF (if used), scaler and logistic regression on the training frame.
+
+        Parameters
+        ----------
+        frame : DataFrame
+            Training fold: ``question``, ``context``, ``answer`` and, optionally, the
+            lexical feature columns already computed.
+        y : array-like of int
+            1 = unfaithful, 0 = faithful; both classes must occur.
+
+        Returns
+        -------
+        LogitGate
+            self
+        """
+        names = self._names()
+        labels = check_labels(y, frame)
+        self.pipeline_ = self._pipeline(names).fit(with_lexical(frame, names), labels)
+        return self
+
+    def score(self, frame: pd.DataFrame) -> np.ndarray:
+        """Predicted probability of the unfaithful class for each row.
+
+        Parameters
+        ----------
+        frame : DataFrame
+            Same columns as in `fit`.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_rows,)
+        """
+        check_is_fitted(self, "pipeline_")
+        names = self._names()
+        model = self.pipeline_.named_steps["model"]
+        positive = list(model.classes_).index(1)
+        probabilities = self.pipeline_.predict_proba(with_lexical(frame, names))
+        return as_risk(probabilities[:, positive], frame)

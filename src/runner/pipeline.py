@@ -1,0 +1,107 @@
+"""The one straight line: config -> checks -> data -> study -> outputs -> tracking.
+
+`__main__` only adapts Hydra to this; tests call `run(cfg)` with a composed config.
+Everything that can be checked without data (study parameters, importable targets,
+split and bootstrap settings) is checked first, so a config error never costs a data
+load or a model load.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from runner.errors import ConfigError
+from runner.results import StudyResult
+from runner.studies import load_study
+
+log = logging.getLogger(__name__)
+
+PART_GROUPS = ("gates", "verifiers", "judges")
+
+
+@dataclass
+class RunOutcome:
+    """What a finished run left behind."""
+
+    result: StudyResult
+    output_dir: Path
+    mlflow_run_id: str | None
+
+
+def check_config(cfg: DictConfig) -> Any:
+    """Validate everything that needs no data; return the study's typed params."""
+    study = load_study(cfg.study.name)
+    try:
+        params = OmegaConf.merge(OmegaConf.structured(study.Params), cfg.study.params)
+    except OmegaConfBaseException as exc:
+        raise ConfigError(f"study.params for {cfg.study.name}: {exc}") from exc
+    targets: list[tuple[str, Any]] = []
+    if cfg.get("dataset") is not None:
+        targets.append(("dataset", cfg.dataset))
+    if cfg.get("split") is not None:
+        targets.append(("split", cfg.split))
+    for group in PART_GROUPS:
+        for name, node in (cfg.get(group) or {}).items():
+            targets.append((f"{group}.{name}", node))
+    for key, node in targets:
+        target = node.get("_target_") if isinstance(node, DictConfig) else None
+        if not target:
+            raise ConfigError(f"{key}: no _target_ (which class or function builds it?)")
+        _check_importable(key, target)
+    return OmegaConf.to_object(params)
+
+
+def _check_importable(key: str, target: str) -> None:
+    module, _, attr = target.rpartition(".")
+    try:
+        obj = importlib.import_module(module)
+    except ImportError as exc:
+        raise ConfigError(f"{key}._target_={target!r}: cannot import {module!r} ({exc})") from exc
+    if not hasattr(obj, attr):
+        raise ConfigError(f"{key}._target_={target!r}: {module!r} has no {attr!r}")
+
+
+def build_parts(cfg: DictConfig, group: str) -> dict[str, Any]:
+    """Instantiate every part of a group (`gates`, `verifiers`, `judges`) by name."""
+    parts = {}
+    for name, node in (cfg.get(group) or {}).items():
+        try:
+            parts[name] = instantiate(node, _convert_="all")
+        except Exception as exc:  # hydra wraps the cause; keep the part's name in front
+            raise ConfigError(
+                f"{group}.{name}: cannot build {node.get('_target_')}: {exc}"
+            ) from exc
+    return parts
+
+
+def load_data(cfg: DictConfig) -> Any:
+    """Load the configured dataset (None when the study needs none)."""
+    if cfg.get("dataset") is None:
+        return None
+    return instantiate(cfg.dataset, _convert_="all")
+
+
+def run(cfg: DictConfig) -> RunOutcome:
+    """Run one experiment end to end and return what it produced."""
+    from runner import tracking
+    from runner.reporting.outputs import write_outputs
+
+    params = check_config(cfg)
+    study = load_study(cfg.study.name)
+    started = time.perf_counter()
+    data = load_data(cfg)
+    result = study.run(cfg, data, params)
+    result.runtime.setdefault("study_seconds", round(time.perf_counter() - started, 3))
+    output_dir = Path(cfg.paths.output_dir)
+    manifest = write_outputs(cfg, result, data, output_dir, figures=getattr(study, "figures", None))
+    run_id = tracking.log_run(cfg, result, output_dir, manifest)
+    return RunOutcome(result=result, output_dir=output_dir, mlflow_run_id=run_id)

@@ -1,0 +1,1 @@
+"""Tables (Markdown, CSV, LaTeX) and figures from long-format cells, and run outputs."""

@@ -1,0 +1,106 @@
+"""Write a study's latest outputs to `artifacts/<experiment>/`.
+
+Layout (the same for every study, so `make tables` and tests can rely on it):
+`scores.parquet`, `cells.csv`, `tables/<id>.csv|md|tex`, `runtime.json`,
+`manifest.json`, `figures/<id>.png|pdf`, plus any JSON extras. `cells.csv` and
+`scores.parquet` depend only on config, code and data, so the same config and seed give
+byte-identical files; timing and provenance live in `runtime.json` and `manifest.json`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from omegaconf import DictConfig, OmegaConf
+
+from runner.reporting.manifest import build_manifest
+from runner.reporting.tables import pivot_table, to_latex, to_markdown
+from runner.results import StudyResult
+
+log = logging.getLogger(__name__)
+
+FigureFn = Callable[[pd.DataFrame], dict[str, Any]]
+
+
+def write_json(path: Path, obj: Any) -> None:
+    """Stable JSON: sorted keys, 2-space indent, trailing newline."""
+    path.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def is_figure_data(table: str) -> bool:
+    """Curve tables (`curve_*`, `*_curve`) hold figure points, not tables to read."""
+    return table.startswith("curve_") or table.endswith("_curve")
+
+
+def write_tables(cells: pd.DataFrame, titles: dict[str, str], out_dir: Path) -> list[str]:
+    """Write every table of `cells` as CSV, Markdown and LaTeX; return the table ids."""
+    tables_dir = out_dir / "tables"
+    tables_dir.mkdir(parents=True, exist_ok=True)
+    ids = [t for t in dict.fromkeys(cells["table"]) if not is_figure_data(t)]
+    for table in ids:
+        frame = pivot_table(cells, table)
+        title = titles.get(table, table)
+        frame.to_csv(tables_dir / f"{table}.csv")
+        (tables_dir / f"{table}.md").write_text(to_markdown(frame, title))
+        (tables_dir / f"{table}.tex").write_text(to_latex(frame, title))
+    return ids
+
+
+def write_figures(figures: FigureFn | None, cells: pd.DataFrame, out_dir: Path) -> list[str]:
+    """Draw the study's figures from cells and save PNG + PDF; return the figure ids."""
+    if figures is None:
+        return []
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig_dir = out_dir / "figures"
+    fig_dir.mkdir(parents=True, exist_ok=True)
+    drawn = figures(cells)
+    for name, fig in drawn.items():
+        fig.savefig(
+            fig_dir / f"{name}.png", dpi=150, bbox_inches="tight", metadata={"Software": None}
+        )
+        fig.savefig(
+            fig_dir / f"{name}.pdf",
+            bbox_inches="tight",
+            metadata={"Creator": None, "Producer": None, "CreationDate": None},
+        )
+        plt.close(fig)
+    return sorted(drawn)
+
+
+def write_outputs(
+    cfg: DictConfig, result: StudyResult, data: Any, out_dir: Path, figures: FigureFn | None = None
+) -> dict[str, Any]:
+    """Write all outputs of one run into `out_dir` (replacing the previous run's)."""
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    out_dir.mkdir(parents=True)
+    cells = result.cells_frame()
+    cells.to_csv(out_dir / "cells.csv", index=False)
+    if result.scores is not None:
+        result.scores.to_parquet(out_dir / "scores.parquet", index=False)
+    table_ids = write_tables(cells, result.titles, out_dir) if not cells.empty else []
+    figure_ids = write_figures(figures, cells, out_dir) if not cells.empty else []
+    write_json(out_dir / "runtime.json", result.runtime)
+    for name, obj in result.extra.items():
+        write_json(out_dir / name, obj)
+    (out_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+    manifest = build_manifest(cfg, result, data, tables=table_ids, figures=figure_ids)
+    write_json(out_dir / "manifest.json", manifest)
+    log.info(
+        "wrote %d cells, %d tables, %d figures to %s",
+        len(cells),
+        len(table_ids),
+        len(figure_ids),
+        out_dir,
+    )
+    return manifest

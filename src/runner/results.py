@@ -1,0 +1,100 @@
+"""What a study returns: tables as long-format cells, per-example scores, runtime.
+
+Every number a table shows is one `Cell` (table, row, column, value, optional CI). The long
+format is what `cells.csv` and `experiments/*/published.csv` share, so the reproduction
+report is a join, and figures are drawn from cells alone (no recompute in `make tables`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+CELL_COLUMNS = ["table", "row", "column", "value", "ci_low", "ci_high"]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One number of one table, with an optional confidence interval.
+
+    `value` may be None only for a cell that is *not available* (e.g. accuracy of a
+    random-weight verifier); such cells are written empty, never as a number.
+    """
+
+    table: str
+    row: str
+    column: str
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("value", "ci_low", "ci_high"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, (int, float)) or math.isnan(float(v))):
+                raise ValueError(
+                    f"cell {self.table}/{self.row}/{self.column}: {name} must be a finite "
+                    f"number or None, got {v!r}"
+                )
+
+
+@dataclass
+class StudyResult:
+    """Everything a study produced, before tracking and reporting touch it.
+
+    Attributes
+    ----------
+    cells : list of Cell
+        Every table cell (tables are identified by `Cell.table`).
+    scores : DataFrame or None
+        Per-example scores (one column per gate/verifier, plus `example_id`, `group_id`,
+        `task`, `label` and `fold` where there are folds).
+    runtime : dict
+        Measured cost, e.g. ``{"gates": {"rouge_l": {"ms_per_example": 0.05}}}``.
+    titles : dict
+        Table id -> human title, used by the renderers.
+    extra : dict
+        Other JSON-serialisable artifacts (file name -> object), logged as JSON.
+    tags : dict
+        MLflow tags (e.g. ``{"weights": "random"}``).
+    """
+
+    cells: list[Cell] = field(default_factory=list)
+    scores: pd.DataFrame | None = None
+    runtime: dict[str, Any] = field(default_factory=dict)
+    titles: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    tags: dict[str, str] = field(default_factory=dict)
+
+    def add(
+        self,
+        table: str,
+        row: str,
+        column: str,
+        value: float | None,
+        ci: tuple[float, float] | None = None,
+    ) -> None:
+        """Append one cell; `ci` is a (low, high) pair or None."""
+        low, high = (None, None) if ci is None else (float(ci[0]), float(ci[1]))
+        self.cells.append(
+            Cell(table, row, column, None if value is None else float(value), low, high)
+        )
+
+    def cells_frame(self) -> pd.DataFrame:
+        """Cells in the long format of `cells.csv` (CI columns empty where absent)."""
+        return cells_to_frame(self.cells)
+
+
+def cells_to_frame(cells: list[Cell]) -> pd.DataFrame:
+    """Long-format frame with the columns of `CELL_COLUMNS`, in insertion order."""
+    rows = [(c.table, c.row, c.column, c.value, c.ci_low, c.ci_high) for c in cells]
+    frame = pd.DataFrame(rows, columns=CELL_COLUMNS)
+    keys = frame[["table", "row", "column"]]
+    dup = keys.duplicated()
+    if dup.any():
+        first = keys[dup].iloc[0].tolist()
+        raise ValueError(f"duplicate table cell {first}: every cell must be written once")
+    return frame

@@ -1,0 +1,1 @@
+"""Tests for runner.data: loaders and the canonical-frame validator."""

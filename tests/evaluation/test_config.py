@@ -1,0 +1,109 @@
+"""Split and bootstrap configs: YAML keys match the typed schemas and instantiate."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.core.config_store import ConfigStore
+from hydra.core.global_hydra import GlobalHydra
+from hydra.errors import ConfigCompositionException
+from hydra.utils import instantiate
+from omegaconf import OmegaConf
+
+from runner.evaluation.bootstrap import BootstrapResult
+from runner.evaluation.config import SCHEMAS
+from runner.evaluation.metrics import auroc_batched
+from runner.evaluation.splits import GroupedKFold, KFold, LeaveSourceOut, TargetAdaptation
+
+CONF = Path(__file__).resolve().parents[2] / "conf"
+FILES = {
+    "split/grouped_kfold": GroupedKFold,
+    "split/kfold": KFold,
+    "split/leave_source_out": LeaveSourceOut,
+    "split/target_adaptation": TargetAdaptation,
+}
+
+
+def _schema(spec):
+    module, _, name = spec.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+@pytest.fixture
+def compose_group():
+    cs = ConfigStore.instance()
+    for group, name, spec in SCHEMAS:
+        cs.store(group=group, name=name, node=_schema(spec))
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        yield lambda group, name, *over: compose(overrides=[f"+{group}={name}", *over])[group]
+    GlobalHydra.instance().clear()
+
+
+YAML_SCHEMA = {
+    "split/grouped_kfold.yaml": "grouped_kfold_schema",
+    "split/kfold.yaml": "kfold_schema",
+    "split/leave_source_out.yaml": "leave_source_out_schema",
+    "split/target_adaptation.yaml": "target_adaptation_schema",
+    "bootstrap/default.yaml": "bootstrap_schema",
+    "bootstrap/fast.yaml": "bootstrap_schema",
+}
+
+
+def test_every_yaml_names_its_schema_has_its_keys_and_comments_each_key():
+    on_disk = {
+        str(p.relative_to(CONF)) for g in ("split", "bootstrap") for p in (CONF / g).glob("*.yaml")
+    }
+    assert on_disk == set(YAML_SCHEMA)
+    schema_of = {(group, name): spec for group, name, spec in SCHEMAS}
+    for rel, schema_name in YAML_SCHEMA.items():
+        path = CONF / rel
+        raw = OmegaConf.load(path)
+        assert list(raw["defaults"]) == [schema_name, "_self_"], rel
+        fields = {
+            f.name for f in dataclasses.fields(_schema(schema_of[rel.split("/")[0], schema_name]))
+        }
+        assert set(raw) - {"defaults"} == fields, rel
+        for line in path.read_text().splitlines():
+            if line.strip() and not line.lstrip().startswith("#"):
+                assert "#" in line, f"{rel}: uncommented line {line!r}"
+
+
+@pytest.mark.parametrize(("name", "cls"), FILES.items())
+def test_split_configs_instantiate_their_splitter_with_yaml_values(compose_group, name, cls):
+    group, file = name.split("/")
+    cfg = compose_group(group, file)
+    obj = instantiate(cfg)
+    assert type(obj) is cls
+    raw = OmegaConf.load(CONF / group / f"{file}.yaml")
+    for key, value in raw.items():
+        if key not in {"defaults", "_target_"}:
+            got = getattr(obj, key)
+            assert (list(got) if isinstance(got, tuple) else got) == value
+
+
+def test_schema_rejects_a_wrong_type_and_an_unknown_key(compose_group):
+    assert compose_group("split", "grouped_kfold", "split.n_splits=3").n_splits == 3
+    with pytest.raises(ConfigCompositionException, match="n_splits=abc"):
+        compose_group("split", "grouped_kfold", "split.n_splits=abc")
+    with pytest.raises(ConfigCompositionException, match="nsplits"):
+        compose_group("split", "kfold", "split.nsplits=3")
+
+
+@pytest.mark.parametrize(("file", "n"), [("default", 1000), ("fast", 50)])
+def test_bootstrap_configs_bind_group_bootstrap(compose_group, file, n):
+    cfg = compose_group("bootstrap", file)
+    assert (cfg.n_resamples, cfg.level, cfg.seed) == (n, 0.95, 13)
+    run = instantiate(cfg)
+    res = run(
+        [0, 1, 0, 1, 1, 0],
+        {"g": [0.1, 0.9, 0.2, 0.8, 0.3, 0.4]},
+        [0, 0, 1, 1, 2, 2],
+        {"auroc": auroc_batched},
+    )
+    assert isinstance(res, BootstrapResult)
+    assert (res.n_resamples, res.seed, res.level) == (n, 13, 0.95)

@@ -1,0 +1,92 @@
+"""conf/gate/*.yaml: every file commented, typed by its dataclass, and instantiable."""
+
+from pathlib import Path
+
+import pytest
+from hydra.utils import instantiate
+from omegaconf import OmegaConf
+from omegaconf.errors import ConfigKeyError, ValidationError
+from sklearn.base import clone
+
+from runner.gates import (
+    BASE_FEATURES,
+    COVERAGE_FEATURES,
+    ENHANCED_FEATURES,
+    FeatureGate,
+    LogitGate,
+    TfidfGate,
+)
+from runner.gates.config import CONF_BY_TARGET, FeatureGateConf, LogitGateConf, TfidfGateConf
+
+GATE_DIR = Path(__file__).resolve().parents[2] / "conf" / "gate"
+EXPECTED = {
+    "uncovered": (FeatureGate, {"feature": "uncovered_fraction", "sign": 1.0}),
+    "rouge_l": (FeatureGate, {"feature": "rouge_l_risk", "sign": 1.0}),
+    "token_f1": (FeatureGate, {"feature": "token_f1_risk", "sign": 1.0}),
+    "tfidf": (TfidfGate, {"kind": "answer_context"}),
+    "max_sentence_tfidf": (TfidfGate, {"kind": "max_sentence"}),
+    "coverage_logit": (LogitGate, {"features": list(COVERAGE_FEATURES), "tfidf": False}),
+    "ragscope_c": (LogitGate, {"features": list(BASE_FEATURES), "tfidf": False}),
+    "ragscope_e": (LogitGate, {"features": list(ENHANCED_FEATURES), "tfidf": True}),
+}
+STUDY_LOGIT = {
+    "C": 1.0,
+    "class_weight": "balanced",
+    "max_iter": 1000,
+    "random_state": 13,
+    "solver": "lbfgs",
+}
+
+
+def typed(name):
+    raw = OmegaConf.load(GATE_DIR / f"{name}.yaml")
+    return OmegaConf.merge(OmegaConf.structured(CONF_BY_TARGET[raw._target_]), raw)
+
+
+def test_every_gate_file_is_known():
+    assert sorted(p.stem for p in GATE_DIR.glob("*.yaml")) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_every_key_is_commented(name):
+    for line in (GATE_DIR / f"{name}.yaml").read_text().splitlines():
+        if line and not line.startswith((" ", "#")):
+            assert " # " in line, f"{name}.yaml: uncommented key: {line}"
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_instantiates_the_right_gate(name):
+    cls, params = EXPECTED[name]
+    gate = instantiate(typed(name))
+    assert type(gate) is cls
+    got = gate.get_params()
+    for key, value in params.items():
+        assert got[key] == value
+        if key != "kind":  # kind arrives as a TfidfKind, a str subclass
+            assert type(got[key]) is type(value)
+    if cls is LogitGate:
+        assert {k: got[k] for k in STUDY_LOGIT} == STUDY_LOGIT
+    assert clone(gate).get_params() == got
+
+
+def test_unknown_key_fails():
+    with pytest.raises(ConfigKeyError):
+        OmegaConf.merge(OmegaConf.structured(LogitGateConf), {"features": ["coverage"], "Cc": 1})
+    with pytest.raises(ConfigKeyError):
+        OmegaConf.merge(OmegaConf.structured(FeatureGateConf), {"feature": "x", "signe": 1})
+
+
+def test_wrong_types_fail():
+    with pytest.raises(ValidationError):
+        OmegaConf.merge(OmegaConf.structured(LogitGateConf), {"max_iter": "many"})
+    with pytest.raises(ValidationError):
+        OmegaConf.merge(OmegaConf.structured(LogitGateConf), {"tfidf": "perhaps"})
+    with pytest.raises(ValidationError):
+        OmegaConf.merge(OmegaConf.structured(TfidfGateConf), {"kind": "cosine"})
+    with pytest.raises(ValidationError):
+        OmegaConf.merge(OmegaConf.structured(FeatureGateConf), {"sign": "minus"})
+
+
+def test_required_fields_must_be_set():
+    with pytest.raises(Exception, match="Missing mandatory value"):
+        instantiate(OmegaConf.structured(LogitGateConf))

@@ -1,0 +1,105 @@
+"""LogitGate: the whole fitted state in one Pipeline, fitted on the training frame."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.compose import ColumnTransformer
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LogisticRegression
+from sklearn.preprocessing import StandardScaler
+
+from runner.features import TfidfSupport, lexical_features
+from runner.gates import BASE_FEATURES, COVERAGE_FEATURES, ENHANCED_FEATURES, LogitGate
+
+
+def test_pipeline_shape_and_study_settings(train):
+    frame, y = train
+    gate = LogitGate(list(ENHANCED_FEATURES), tfidf=True).fit(frame, y)
+    columns, scale, model = (step for _, step in gate.pipeline_.steps)
+    assert isinstance(columns, ColumnTransformer)
+    assert isinstance(columns.named_transformers_["tfidf"], TfidfSupport)
+    assert isinstance(scale, StandardScaler)
+    assert isinstance(model, LogisticRegression)
+    assert (model.C, model.class_weight, model.max_iter, model.random_state, model.solver) == (
+        1.0,
+        "balanced",
+        1000,
+        13,
+        "lbfgs",
+    )
+    assert model.coef_.shape == (1, len(ENHANCED_FEATURES) + 2)
+
+
+def test_score_is_probability_of_unfaithful(train, test):
+    (train_frame, y), (test_frame, y_test) = train, test
+    gate = LogitGate(list(BASE_FEATURES), tfidf=False).fit(train_frame, y)
+    risk = gate.score(test_frame)
+    features = lexical_features(test_frame, features=list(BASE_FEATURES))
+    assert risk.dtype == np.float64
+    assert risk.tolist() == gate.pipeline_.predict_proba(features)[:, 1].tolist()
+    assert risk[y_test == 1].min() > risk[y_test == 0].max()
+
+
+def test_precomputed_columns_are_used(train):
+    frame, y = train
+    # An informative precomputed column on meaningless texts: the gate must learn from it.
+    blank = frame.assign(answer="", context="", coverage=1.0 - y)
+    risk = LogitGate(["coverage"], tfidf=False).fit(blank, y).score(blank)
+    assert risk[y == 1].min() > risk[y == 0].max()
+
+
+def test_tfidf_is_fitted_on_training_frame_only(train, test):
+    (train_frame, y), (test_frame, _) = train, test
+    gate = LogitGate(["coverage"], tfidf=True).fit(train_frame, y)
+    vocabulary = gate.pipeline_.named_steps["columns"].named_transformers_["tfidf"].vectorizer_
+    assert "zzzheldout" not in vocabulary.vocabulary_
+    gate.score(test_frame.assign(answer="zzzheldout"))
+    assert "zzzheldout" not in vocabulary.vocabulary_
+
+
+def test_deterministic(train, test):
+    (train_frame, y), (test_frame, _) = train, test
+    first = LogitGate(list(ENHANCED_FEATURES), tfidf=True).fit(train_frame, y).score(test_frame)
+    second = LogitGate(list(ENHANCED_FEATURES), tfidf=True).fit(train_frame, y).score(test_frame)
+    assert first.tobytes() == second.tobytes()
+
+
+def test_tfidf_only_model(train):
+    frame, y = train
+    gate = LogitGate([], tfidf=True).fit(frame, y)
+    assert gate.pipeline_.named_steps["model"].coef_.shape == (1, 2)
+
+
+def test_clone_is_unfitted_with_same_params(train):
+    frame, y = train
+    gate = LogitGate(list(COVERAGE_FEATURES), tfidf=False, C=0.5).fit(frame, y)
+    copy = clone(gate)
+    assert copy.get_params() == gate.get_params()
+    assert not hasattr(copy, "pipeline_")
+    with pytest.raises(NotFittedError):
+        copy.score(frame)
+    assert LogitGate(["coverage"], tfidf=False).needs_fit is True
+
+
+def test_bad_input_is_rejected(train):
+    frame, y = train
+    with pytest.raises(ValueError, match="at least one feature"):
+        LogitGate([], tfidf=False).fit(frame, y)
+    with pytest.raises(ValueError, match="unknown lexical feature"):
+        LogitGate(["coverage", "tfidf_risk"], tfidf=False).fit(frame, y)
+    with pytest.raises(ValueError, match="list of names"):
+        LogitGate("coverage", tfidf=False).fit(frame, y)
+    with pytest.raises(ValueError, match="one label per row"):
+        LogitGate(["coverage"], tfidf=False).fit(frame, y[:-1])
+    with pytest.raises(ValueError, match="0/1"):
+        LogitGate(["coverage"], tfidf=False).fit(frame, y + 1)
+    with pytest.raises(ValueError, match="needs both"):
+        LogitGate(["coverage"], tfidf=False).fit(frame, np.zeros_like(y))
+
+
+def test_repeated_index_labels_are_fine(train):
+    frame, y = train
+    repeated = frame.set_axis([7] * len(frame))
+    gate = LogitGate(list(ENHANCED_FEATURES), tfidf=True)
+    expected = clone(gate).fit(frame, y).score(frame)
+    assert gate.fit(repeated, y).score(repeated).tolist() == expected.tolist()
