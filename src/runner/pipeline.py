@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from runner.errors import ConfigError
+from runner.errors import ConfigError, RunnerError
 from runner.results import StudyResult
 from runner.studies import load_study
 
@@ -87,7 +88,13 @@ def load_data(cfg: DictConfig) -> Any:
     """Load the configured dataset (None when the study needs none)."""
     if cfg.get("dataset") is None:
         return None
-    return instantiate(cfg.dataset, _convert_="all")
+    try:
+        return instantiate(cfg.dataset, _convert_="all")
+    except InstantiationException as exc:
+        # Hydra wraps the loader's own error; a data error reads better unwrapped.
+        if isinstance(exc.__cause__, RunnerError):
+            raise exc.__cause__ from None
+        raise
 
 
 def run(cfg: DictConfig) -> RunOutcome:

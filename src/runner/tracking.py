@@ -39,7 +39,7 @@ def flatten(node: Any, prefix: str = "") -> dict[str, str]:
             out.update(flatten(value, f"{prefix}.{key}" if prefix else str(key)))
     elif isinstance(node, list) and any(isinstance(v, (dict, list)) for v in node):
         for i, value in enumerate(node):
-            out.update(flatten(value, f"{prefix}[{i}]"))
+            out.update(flatten(value, f"{prefix}.{i}"))
     else:
         out[prefix] = str(node)[:MAX_PARAM_VALUE]
     return out
@@ -103,7 +103,7 @@ def log_run(
         metrics = cell_metrics(result)
         for key, value in _numeric_runtime(result.runtime).items():
             metrics[metric_key("runtime", key)] = value
-        param_items = [Param(k, v) for k, v in sorted(params.items())]
+        param_items = [Param(_UNSAFE.sub("_", k), v) for k, v in sorted(params.items())]
         metric_items = [Metric(k, v, 0, 0) for k, v in metrics.items()]
         for i in range(0, len(param_items), 100):
             client.log_batch(run_id, params=param_items[i : i + 100])
