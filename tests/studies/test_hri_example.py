@@ -1,0 +1,160 @@
+"""The seed's worked example (Table V) is reproduced exactly from the claims file."""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import json
+import shutil
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+import yaml
+from hydra import compose, initialize_config_dir
+from hydra.core.config_store import ConfigStore
+from hydra.core.global_hydra import GlobalHydra
+from hydra.utils import instantiate
+from omegaconf import OmegaConf
+
+from runner.claims.claims_file import load_hri_claims
+from runner.claims.hri_config import SCHEMAS
+from runner.errors import ConfigError
+from runner.studies import hri_example
+
+ROOT = Path(__file__).resolve().parents[2]
+CONF = ROOT / "conf"
+PUBLISHED = ROOT / "experiments" / "hri" / "published.csv"
+
+
+def hri_dict(name: str = "default") -> dict:
+    doc = yaml.safe_load((CONF / "hri" / f"{name}.yaml").read_text())
+    doc.pop("defaults")
+    return doc
+
+
+def manual_cfg() -> OmegaConf:
+    return OmegaConf.create({"seed": 13, "hri": hri_dict()})
+
+
+def published() -> list[dict]:
+    with open(PUBLISHED, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def run_example(cfg=None, data=None, **params):
+    return hri_example.run(
+        cfg or manual_cfg(), data or load_hri_claims(), hri_example.Params(**params)
+    )
+
+
+def test_every_published_number_is_reproduced_at_its_published_precision():
+    cells = run_example(response_id="supplier-contract").cells_frame()
+    got = {(r.table, r.row, r.column): r.value for r in cells.itertuples(index=False)}
+    rows = published()
+    assert len(rows) >= 30
+    for row in rows:
+        key = (row["table"], row["row"], row["column"])
+        assert key in got, f"no cell {key}"
+        decimals = max(0, -Decimal(row["value"]).as_tuple().exponent)
+        assert round(got[key], decimals) == pytest.approx(float(row["value"]), abs=1e-12), key
+
+
+def test_worked_example_exact_fractions():
+    result = run_example()
+    cells = result.cells_frame()
+    value = {(r.table, r.row, r.column): r.value for r in cells.itertuples(index=False)}
+    for k, numerator in {"F": 3, "C": 3, "U": 1.5, "O": 1.5, "P": 1.2, "S": 0.75, "H": 0}.items():
+        assert value["hri_example_dimensions", k, "score"] == pytest.approx(
+            numerator / 11, abs=1e-15
+        )
+    assert value["hri_example_summary", "supplier-contract", "hri_add"] == pytest.approx(
+        1.92 / 11, abs=1e-15
+    )
+    assert value["hri_example_summary", "supplier-contract", "hri_star"] == 0.70
+    assert result.tags == {"hri_band": "High", "hri_action": "review"}
+    ex = result.extra["hri_example_explanations.json"]["supplier-contract"]
+    assert ex["binding_floor"]["claim_id"] == "3"
+    assert ex["binding_floor"]["rule"] == "contradicted_high"
+    assert ex["driving_claims"][0]["claim_id"] == "3"
+    json.dumps(result.extra)  # JSON-serialisable
+    assert result.scores["band"].tolist() == ["High"]
+
+
+def test_ahp_weights_reproduce_the_same_example():
+    cfg = OmegaConf.create({"seed": 13, "hri": {**hri_dict(), **hri_dict("ahp")}})
+    a = run_example(cfg=cfg).cells_frame()
+    b = run_example().cells_frame()
+    assert a["value"].to_numpy() == pytest.approx(b["value"].to_numpy(), abs=1e-12)
+
+
+def test_constants_come_from_the_config():
+    doc = hri_dict()
+    doc["floors"][0]["floor"] = 0.8
+    result = run_example(cfg=OmegaConf.create({"hri": doc}))
+    assert result.tags["hri_band"] == "Critical"
+
+
+def test_unknown_response_id_and_ambiguous_file_are_config_errors(tmp_path):
+    with pytest.raises(ConfigError, match="not in the claims file"):
+        run_example(response_id="nope")
+    two = {
+        "responses": [
+            {"response_id": f"r{i}", "claims": [{"claim_id": "a", "labels": ["SUPPORTED"]}]}
+            for i in range(2)
+        ]
+    }
+    path = tmp_path / "two.yaml"
+    path.write_text(yaml.safe_dump(two))
+    with pytest.raises(ConfigError, match="say which one"):
+        run_example(data=load_hri_claims(str(path)))
+    result = run_example(data=load_hri_claims(str(path)), response_id="r1")
+    assert len(result.scores) == 2
+
+
+def compose_experiment(tmp_path: Path, experiment: str, overrides: list[str] = ()):
+    """Compose an HRI experiment from this project's YAML files under a minimal root config.
+
+    The root config stands in for conf/config.yaml so the test checks the HRI files alone.
+    """
+    conf = tmp_path / "conf"
+    (conf / "dataset").mkdir(parents=True)
+    (conf / "experiment").mkdir()
+    shutil.copytree(CONF / "hri", conf / "hri")
+    for name in ("factbench", "hri_claims"):
+        shutil.copy(CONF / "dataset" / f"{name}.yaml", conf / "dataset")
+    for name in ("hri_example", "hri_calibration"):
+        shutil.copy(CONF / "experiment" / f"{name}.yaml", conf / "experiment")
+    (conf / "config.yaml").write_text(
+        "defaults:\n  - _self_\n  - dataset: hri_claims\n  - experiment: null\n"
+        "seed: 13\nbootstrap: {n_resamples: 40, level: 0.95, seed: 13}\n"
+    )
+    cs = ConfigStore.instance()
+    for group, name, spec in SCHEMAS:
+        module, _, cls = spec.partition(":")
+        cs.store(group=group, name=name, node=getattr(importlib.import_module(module), cls))
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
+        return compose(config_name="config", overrides=[f"experiment={experiment}", *overrides])
+
+
+def test_experiment_config_composes_and_runs(tmp_path):
+    cfg = compose_experiment(tmp_path, "hri_example")
+    assert cfg.experiment == "hri_example" and cfg.study.name == "hri_example"
+    assert cfg.dataset._target_ == "runner.claims.claims_file.load_hri_claims"
+    data = instantiate(cfg.dataset, _convert_="all")
+    params = OmegaConf.to_object(
+        OmegaConf.merge(OmegaConf.structured(hri_example.Params), cfg.study.params)
+    )
+    cells = hri_example.run(cfg, data, params).cells_frame()
+    hri_star = cells[(cells["table"] == "hri_example_summary") & (cells["column"] == "hri_star")]
+    assert hri_star["value"].tolist() == [0.70]
+
+
+def test_ahp_group_option_composes(tmp_path):
+    cfg = compose_experiment(tmp_path, "hri_example", ["hri=ahp"])
+    assert cfg.hri.weights_source == "ahp"
+    data = instantiate(cfg.dataset, _convert_="all")
+    result = hri_example.run(cfg, data, hri_example.Params())
+    assert result.extra["hri_example_config.json"]["weights_origin"] == "ahp"
+    assert result.tags["hri_band"] == "High"
