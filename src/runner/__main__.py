@@ -10,7 +10,6 @@ from runner.env import apply_offline_defaults
 
 apply_offline_defaults()
 
-import logging  # noqa: E402
 import sys  # noqa: E402
 
 import hydra  # noqa: E402
@@ -20,7 +19,6 @@ from runner.config import register_configs  # noqa: E402
 from runner.errors import RunnerError  # noqa: E402
 
 register_configs()
-log = logging.getLogger("runner")
 
 
 @hydra.main(version_base="1.3", config_path="../../conf", config_name="config")
@@ -33,7 +31,7 @@ def main(cfg: DictConfig) -> None:
     try:
         outcome = run(cfg)
     except RunnerError as exc:
-        log.error("%s", exc)
+        print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
     print_summary(cfg, outcome)
 

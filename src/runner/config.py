@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
-from omegaconf import MISSING
+from omegaconf import MISSING, OmegaConf
 
 
 @dataclass
@@ -86,6 +86,10 @@ def _load(spec: str) -> type:
 
 def register_configs(extra: list[tuple[str, str, str]] | None = None) -> ConfigStore:
     """Register the run schema and every part schema; safe to call more than once."""
+    from runner.paths import PROJECT_ROOT
+
+    if not OmegaConf.has_resolver("project_root"):
+        OmegaConf.register_new_resolver("project_root", lambda: str(PROJECT_ROOT))
     cs = ConfigStore.instance()
     cs.store(name="config_schema", node=RunConfig)
     specs = list(PART_SCHEMAS)

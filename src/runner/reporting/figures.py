@@ -10,10 +10,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
 
 
 def _table(cells: pd.DataFrame, table: str) -> pd.DataFrame:
@@ -30,8 +30,9 @@ def _errs(sub: pd.DataFrame) -> np.ndarray | None:
     return np.vstack([v - sub["ci_low"].to_numpy(float), sub["ci_high"].to_numpy(float) - v])
 
 
-def scope_bars(cells: pd.DataFrame, table: str, gates: list[str] | None = None,
-               scopes: list[str] | None = None) -> Figure:
+def scope_bars(
+    cells: pd.DataFrame, table: str, gates: list[str] | None = None, scopes: list[str] | None = None
+) -> Figure:
     """Grouped bars: AUROC and AP per scope, one bar per gate, with CIs (Figure 2)."""
     sub = _table(cells, table)
     split = sub["column"].str.rsplit("/", n=1, expand=True)
@@ -45,8 +46,14 @@ def scope_bars(cells: pd.DataFrame, table: str, gates: list[str] | None = None,
         for i, gate in enumerate(gates):
             g = sub[(sub["gate"] == gate) & (sub["metric"] == metric)].set_index("row")
             g = g.reindex(scopes)
-            ax.bar(x + i * width - 0.4 + width / 2, g["value"], width, label=gate,
-                   yerr=_errs(g), capsize=2)
+            ax.bar(
+                x + i * width - 0.4 + width / 2,
+                g["value"],
+                width,
+                label=gate,
+                yerr=_errs(g),
+                capsize=2,
+            )
         ax.set_xticks(x, scopes)
         ax.set_ylabel(metric)
         ax.set_title("Average precision" if metric == "AP" else "AUROC")
@@ -73,8 +80,9 @@ def delta_bars(cells: pd.DataFrame, table: str, column: str, title: str) -> Figu
     return fig
 
 
-def operating_curves(cells: pd.DataFrame, review_table: str, accept_table: str,
-                     base_rate: float | None) -> Figure:
+def operating_curves(
+    cells: pd.DataFrame, review_table: str, accept_table: str, base_rate: float | None
+) -> Figure:
     """Review precision vs reviewed fraction and accepted risk vs accepted fraction (Fig. 4).
 
     Curve tables hold rows = gate, columns = the fraction in percent (e.g. "10").
@@ -82,7 +90,13 @@ def operating_curves(cells: pd.DataFrame, review_table: str, accept_table: str,
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     for ax, table, xlabel, ylabel, title in (
         (axes[0], review_table, "Reviewed fraction (%)", "Precision", "Review high-risk outputs"),
-        (axes[1], accept_table, "Accepted fraction (%)", "Accepted risk", "Accept low-risk outputs"),
+        (
+            axes[1],
+            accept_table,
+            "Accepted fraction (%)",
+            "Accepted risk",
+            "Accept low-risk outputs",
+        ),
     ):
         sub = _table(cells, table)
         for gate in dict.fromkeys(sub["row"]):
@@ -90,8 +104,9 @@ def operating_curves(cells: pd.DataFrame, review_table: str, accept_table: str,
             x = g["column"].astype(float).to_numpy()
             ax.plot(x, g["value"], marker="o", ms=3, label=gate)
             if not g["ci_low"].isna().any():
-                ax.fill_between(x, g["ci_low"].astype(float), g["ci_high"].astype(float),
-                                alpha=0.15)
+                ax.fill_between(
+                    x, g["ci_low"].astype(float), g["ci_high"].astype(float), alpha=0.15
+                )
         if base_rate is not None:
             ax.axhline(base_rate, ls="--", color="gray", label="Base rate")
         ax.set_xlabel(xlabel)
@@ -103,8 +118,9 @@ def operating_curves(cells: pd.DataFrame, review_table: str, accept_table: str,
     return fig
 
 
-def cost_frontier(cells: pd.DataFrame, table: str, x_column: str = "ms/example",
-                  y_column: str = "AP") -> Figure:
+def cost_frontier(
+    cells: pd.DataFrame, table: str, x_column: str = "ms/example", y_column: str = "AP"
+) -> Figure:
     """AP vs ms/example on a log axis, one labelled point per row (Figure 5).
 
     Rows whose AP is not available (random-weight verifiers) are drawn on the x axis as
@@ -118,14 +134,26 @@ def cost_frontier(cells: pd.DataFrame, table: str, x_column: str = "ms/example",
     unknown = wide[wide[y_column].isna()] if y_column in wide else wide
     ax.scatter(known[x_column], known[y_column], s=40)
     for name, rec in known.iterrows():
-        ax.annotate(name, (rec[x_column], rec[y_column]), fontsize=8,
-                    xytext=(4, 4), textcoords="offset points")
+        ax.annotate(
+            name,
+            (rec[x_column], rec[y_column]),
+            fontsize=8,
+            xytext=(4, 4),
+            textcoords="offset points",
+        )
     if len(unknown):
         ymin = ax.get_ylim()[0]
         ax.scatter(unknown[x_column], [ymin] * len(unknown), marker="x", color="gray")
         for name, rec in unknown.iterrows():
-            ax.annotate(f"{name} (AP n/a)", (rec[x_column], ymin), fontsize=7, rotation=30,
-                        xytext=(2, 6), textcoords="offset points", color="gray")
+            ax.annotate(
+                f"{name} (AP n/a)",
+                (rec[x_column], ymin),
+                fontsize=7,
+                rotation=30,
+                xytext=(2, 6),
+                textcoords="offset points",
+                color="gray",
+            )
     ax.set_xscale("log")
     ax.set_xlabel("CPU runtime (ms/example, log)")
     ax.set_ylabel(f"Combined {y_column}")

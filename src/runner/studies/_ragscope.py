@@ -40,8 +40,12 @@ log = logging.getLogger(__name__)
 
 COMBINED = "Combined"
 MACRO_ROW = "Macro"
-METRIC_LABELS = {"auroc": "AUROC", "ap": "AP", "review_precision": "review precision",
-                 "accepted_risk": "accepted risk"}
+METRIC_LABELS = {
+    "auroc": "AUROC",
+    "ap": "AP",
+    "review_precision": "review precision",
+    "accepted_risk": "accepted risk",
+}
 ID_COLUMNS = ["example_id", "group_id", "task", "source", "label"]
 TASK_ORDER = ("QA", "Summary", "Data2txt")  # RAGTruth's order in the paper's tables
 
@@ -54,8 +58,9 @@ def with_features(frame: pd.DataFrame, cache_dir: str | None) -> pd.DataFrame:
     return pd.concat([base, feats], axis=1)
 
 
-def score_gates(gates: Mapping[str, Any], frame: pd.DataFrame, splitter: Any,
-                progress: bool = True) -> pd.DataFrame:
+def score_gates(
+    gates: Mapping[str, Any], frame: pd.DataFrame, splitter: Any, progress: bool = True
+) -> pd.DataFrame:
     """Per-example risk of every gate: out of fold for gates that fit, direct otherwise.
 
     Returns the id columns, `fold` and one column per gate, in the frame's row order.
@@ -65,8 +70,10 @@ def score_gates(gates: Mapping[str, Any], frame: pd.DataFrame, splitter: Any,
     merged = ids.merge(scores, on="example_id", how="left", validate="one_to_one")
     missing = merged[list(gates)].isna().any(axis=1)
     if missing.any():
-        raise ValueError(f"{int(missing.sum())} rows got no out-of-fold score "
-                         f"(first: {merged.loc[missing, 'example_id'].iloc[0]})")
+        raise ValueError(
+            f"{int(missing.sum())} rows got no out-of-fold score "
+            f"(first: {merged.loc[missing, 'example_id'].iloc[0]})"
+        )
     return merged
 
 
@@ -100,33 +107,49 @@ class ScopeStats:
         return res.delta(gate, baseline, metric, key)
 
 
-def bootstrap_scopes(scores: pd.DataFrame, gates: Sequence[str], boot: DictConfig,
-                     metrics: Mapping[str, Any] | None = None) -> ScopeStats:
+def bootstrap_scopes(
+    scores: pd.DataFrame,
+    gates: Sequence[str],
+    boot: DictConfig,
+    metrics: Mapping[str, Any] | None = None,
+) -> ScopeStats:
     """Group-bootstrap every gate in every scope with one set of resamples per call."""
     metrics = dict(metrics or standard_metrics())
     y = scores["label"].to_numpy()
     s = {g: scores[g].to_numpy(dtype=float) for g in gates}
     groups = scores["group_id"].to_numpy()
-    kwargs = {"n_resamples": int(boot.n_resamples), "seed": int(boot.seed),
-              "level": float(boot.level)}
+    kwargs = {
+        "n_resamples": int(boot.n_resamples),
+        "seed": int(boot.seed),
+        "level": float(boot.level),
+    }
     pooled = group_bootstrap(y, s, groups, metrics, **kwargs)
     tasks = tuple(task_order(scores))
     by_task = None
     if len(tasks) > 1:
-        by_task = group_bootstrap(y, s, groups, metrics, strata=scores["task"].to_numpy(),
-                                  **kwargs)
+        by_task = group_bootstrap(y, s, groups, metrics, strata=scores["task"].to_numpy(), **kwargs)
     return ScopeStats(pooled=pooled, by_task=by_task, tasks=tasks)
 
 
-def add_scope_table(result: StudyResult, table: str, stats: ScopeStats,
-                    gates: Sequence[str], metrics: Sequence[str] = ("auroc", "ap")) -> None:
+def add_scope_table(
+    result: StudyResult,
+    table: str,
+    stats: ScopeStats,
+    gates: Sequence[str],
+    metrics: Sequence[str] = ("auroc", "ap"),
+) -> None:
     """Rows = scopes, columns = `<gate>/<metric>`, each with its 95 % interval."""
     for scope in stats.scopes():
         for gate in gates:
             for metric in metrics:
                 est = stats.estimate(gate, metric, scope)
-                result.add(table, scope, f"{gate}/{METRIC_LABELS[metric]}", est.point,
-                           ci=(est.low, est.high))
+                result.add(
+                    table,
+                    scope,
+                    f"{gate}/{METRIC_LABELS[metric]}",
+                    est.point,
+                    ci=(est.low, est.high),
+                )
 
 
 def add_bootstrap_info(result: StudyResult, stats: ScopeStats) -> None:
@@ -138,8 +161,14 @@ def add_bootstrap_info(result: StudyResult, stats: ScopeStats) -> None:
 
 
 def _boot_info(res: BootstrapResult) -> dict[str, Any]:
-    return {"n_resamples": res.n_resamples, "level": res.level, "seed": res.seed,
-            "n_groups": res.n_groups, "n_rows": res.n_rows, "n_redrawn": res.n_redrawn}
+    return {
+        "n_resamples": res.n_resamples,
+        "level": res.level,
+        "seed": res.seed,
+        "n_groups": res.n_groups,
+        "n_rows": res.n_rows,
+        "n_redrawn": res.n_redrawn,
+    }
 
 
 def build_gates(cfg: DictConfig) -> dict[str, Any]:
@@ -147,8 +176,9 @@ def build_gates(cfg: DictConfig) -> dict[str, Any]:
     return {name: instantiate(node, _convert_="all") for name, node in cfg.gates.items()}
 
 
-def gate_runtime(gates: Mapping[str, Any], frame: pd.DataFrame, splitter: Any,
-                 timing_rows: int, repeats: int) -> dict[str, Any]:
+def gate_runtime(
+    gates: Mapping[str, Any], frame: pd.DataFrame, splitter: Any, timing_rows: int, repeats: int
+) -> dict[str, Any]:
     """ms/example of complete inference for each gate, from raw text.
 
     Features are recomputed from the raw question/context/answer (no cache), so the
@@ -158,8 +188,20 @@ def gate_runtime(gates: Mapping[str, Any], frame: pd.DataFrame, splitter: Any,
     from sklearn.base import clone
 
     fold = next(iter(splitter.folds(frame)))
-    raw_cols = [c for c in ["example_id", "group_id", "task", "source", "question", "context",
-                            "answer", "label"] if c in frame.columns]
+    raw_cols = [
+        c
+        for c in [
+            "example_id",
+            "group_id",
+            "task",
+            "source",
+            "question",
+            "context",
+            "answer",
+            "label",
+        ]
+        if c in frame.columns
+    ]
     test_raw = frame.iloc[fold.test_idx][raw_cols].reset_index(drop=True)
     if timing_rows and len(test_raw) > timing_rows:
         test_raw = test_raw.iloc[:timing_rows]
@@ -169,10 +211,14 @@ def gate_runtime(gates: Mapping[str, Any], frame: pd.DataFrame, splitter: Any,
         fitted = gate
         if getattr(gate, "needs_fit", False):
             fitted = clone(gate).fit(train, train["label"].to_numpy())
-        timing = measure_ms_per_example(lambda g=fitted: g.score(test_raw), len(test_raw),
-                                        repeats=repeats, warmup=1)
-        out[name] = {**timing, "rows": len(test_raw),
-                     "includes": "feature extraction from raw text + scoring"}
+        timing = measure_ms_per_example(
+            lambda g=fitted: g.score(test_raw), len(test_raw), repeats=repeats, warmup=1
+        )
+        out[name] = {
+            **timing,
+            "rows": len(test_raw),
+            "includes": "feature extraction from raw text + scoring",
+        }
     return out
 
 

@@ -44,8 +44,9 @@ def run(cfg: DictConfig, data, params: Params) -> StudyResult:
     rs.add_scope_table(result, "table3", stats, list(gates))
     rs.add_bootstrap_info(result, stats)
     if params.time_gates:
-        timing = rs.gate_runtime(gates, data.frame, splitter, params.timing_rows,
-                                 params.timing_repeats)
+        timing = rs.gate_runtime(
+            gates, data.frame, splitter, params.timing_rows, params.timing_repeats
+        )
         result.runtime["gates"] = timing
     return result
 

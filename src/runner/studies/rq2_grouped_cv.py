@@ -42,12 +42,18 @@ class Params:
 
 
 def _check(params: Params, gates: dict) -> None:
-    wanted = {*params.table3_gates, params.delta_gate, *params.delta_baselines,
-              *params.ablation_gates}
+    wanted = {
+        *params.table3_gates,
+        params.delta_gate,
+        *params.delta_baselines,
+        *params.ablation_gates,
+    }
     missing = sorted(wanted - set(gates))
     if missing:
-        raise ConfigError(f"study.params name gates {missing} that the experiment does not "
-                          f"configure (configured: {sorted(gates)})")
+        raise ConfigError(
+            f"study.params name gates {missing} that the experiment does not "
+            f"configure (configured: {sorted(gates)})"
+        )
 
 
 def run(cfg: DictConfig, data, params: Params) -> StudyResult:
@@ -66,19 +72,24 @@ def run(cfg: DictConfig, data, params: Params) -> StudyResult:
         for scope in stats.scopes():
             for metric in ("auroc", "ap"):
                 est = stats.delta(params.delta_gate, baseline, metric, scope)
-                result.add("table4", f"{scope} vs {baseline}",
-                           f"delta {rs.METRIC_LABELS[metric]}", est.point, ci=(est.low, est.high))
+                result.add(
+                    "table4",
+                    f"{scope} vs {baseline}",
+                    f"delta {rs.METRIC_LABELS[metric]}",
+                    est.point,
+                    ci=(est.low, est.high),
+                )
     for gate in params.ablation_gates:
         for metric in ("auroc", "ap"):
             est = stats.estimate(gate, metric, rs.COMBINED)
-            result.add("table5", gate, rs.METRIC_LABELS[metric], est.point,
-                       ci=(est.low, est.high))
+            result.add("table5", gate, rs.METRIC_LABELS[metric], est.point, ci=(est.low, est.high))
     rs.add_scope_table(result, "all_gates", stats, list(gates))
     result.titles["all_gates"] = "Every configured gate, out of fold (AUROC / AP)"
     rs.add_bootstrap_info(result, stats)
     if params.time_gates:
-        result.runtime["gates"] = rs.gate_runtime(gates, data.frame, splitter,
-                                                  params.timing_rows, params.timing_repeats)
+        result.runtime["gates"] = rs.gate_runtime(
+            gates, data.frame, splitter, params.timing_rows, params.timing_repeats
+        )
     return result
 
 
@@ -89,8 +100,11 @@ def figures(cells):
     t3 = cells[cells["table"] == "table3"]
     gates = list(dict.fromkeys(t3["column"].str.rsplit("/", n=1).str[0]))
     t4 = cells[cells["table"] == "table4"]
-    base = "rouge_l" if t4["row"].str.endswith(" vs rouge_l").any() else \
-        t4["row"].iloc[0].split(" vs ")[-1]
+    base = (
+        "rouge_l"
+        if t4["row"].str.endswith(" vs rouge_l").any()
+        else t4["row"].iloc[0].split(" vs ")[-1]
+    )
     t4 = t4[t4["row"].str.endswith(f" vs {base}")]
     order = [r for r in t4["row"].unique() if not r.startswith(("Combined", "Macro"))]
     order += [r for r in t4["row"].unique() if r.startswith(("Combined", "Macro"))]

@@ -44,15 +44,20 @@ class Params:
 
 
 def _check(params: Params, gates: dict) -> None:
-    for value, name in [(params.rho, "rho"), (params.alpha, "alpha"),
-                        *[(r, "rho_grid") for r in params.rho_grid],
-                        *[(a, "alpha_grid") for a in params.alpha_grid]]:
+    for value, name in [
+        (params.rho, "rho"),
+        (params.alpha, "alpha"),
+        *[(r, "rho_grid") for r in params.rho_grid],
+        *[(a, "alpha_grid") for a in params.alpha_grid],
+    ]:
         if not 0.0 < value <= 1.0:
             raise ConfigError(f"study.params.{name}: {value} is not a fraction in (0, 1]")
     missing = sorted(set(params.table_gates) - set(gates))
     if missing:
-        raise ConfigError(f"study.params.table_gates {missing} are not configured gates "
-                          f"(configured: {sorted(gates)})")
+        raise ConfigError(
+            f"study.params.table_gates {missing} are not configured gates "
+            f"(configured: {sorted(gates)})"
+        )
 
 
 def _pct(x: float) -> str:
@@ -70,8 +75,10 @@ def run(cfg: DictConfig, data, params: Params) -> StudyResult:
 
     review_col = f"review precision@{_pct(params.rho)}%"
     accept_col = f"accepted risk@{_pct(params.alpha)}%"
-    metrics = {"review": partial(review_precision_batched, rho=params.rho),
-               "accept": partial(accepted_risk_batched, alpha=params.alpha)}
+    metrics = {
+        "review": partial(review_precision_batched, rho=params.rho),
+        "accept": partial(accepted_risk_batched, alpha=params.alpha),
+    }
     for r in params.rho_grid:
         metrics[f"review@{r}"] = partial(review_precision_batched, rho=r)
     for a in params.alpha_grid:
@@ -104,5 +111,4 @@ def figures(cells):
 
     base = cells[(cells["table"] == "base_rate") & (cells["row"] == rs.COMBINED)]
     rate = float(base["value"].iloc[0]) if len(base) else None
-    return {"fig4_operating_curves": operating_curves(cells, "curve_review", "curve_accept",
-                                                      rate)}
+    return {"fig4_operating_curves": operating_curves(cells, "curve_review", "curve_accept", rate)}

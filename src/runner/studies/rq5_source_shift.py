@@ -63,17 +63,23 @@ def _metrics(y: np.ndarray, s: np.ndarray) -> tuple[float, float]:
 def run(cfg: DictConfig, data, params: Params) -> StudyResult:
     """In-domain CV, leave-one-source-out and target-only adaptation."""
     gates = rs.build_gates(cfg)
-    for role, name in (("calibrated_gate", params.calibrated_gate),
-                       ("zero_shot_gate", params.zero_shot_gate)):
+    for role, name in (
+        ("calibrated_gate", params.calibrated_gate),
+        ("zero_shot_gate", params.zero_shot_gate),
+    ):
         if name not in gates:
-            raise ConfigError(f"study.params.{role}={name!r} is not a configured gate "
-                              f"(configured: {sorted(gates)})")
+            raise ConfigError(
+                f"study.params.{role}={name!r} is not a configured gate "
+                f"(configured: {sorted(gates)})"
+            )
     frame = rs.with_features(data.frame, cfg.paths.cache_dir).reset_index(drop=True)
     rs.check_binary_labels(frame, data.name)
     sources = sorted(frame["source"].astype(str).unique())
     if len(sources) < params.min_sources:
-        raise ConfigError(f"data set {data.name}: {len(sources)} source(s) {sources}; "
-                          f"leave-source-out needs at least {params.min_sources}")
+        raise ConfigError(
+            f"data set {data.name}: {len(sources)} source(s) {sources}; "
+            f"leave-source-out needs at least {params.min_sources}"
+        )
     cal, zero = params.calibrated_gate, params.zero_shot_gate
     pair = {cal: gates[cal], zero: gates[zero]}
     y_all = frame["label"].to_numpy()
@@ -94,24 +100,35 @@ def run(cfg: DictConfig, data, params: Params) -> StudyResult:
     zero_by_source, cross_by_source = {}, {}
     for source in sources:
         sub = loso[loso["source"].astype(str) == source]
-        boot = group_bootstrap(sub["label"].to_numpy(),
-                               {"zero_shot": sub["zero_shot"].to_numpy(float),
-                                "cross_source": sub["cross_source"].to_numpy(float)},
-                               sub["group_id"].to_numpy(), boot_metrics,
-                               n_resamples=int(cfg.bootstrap.n_resamples),
-                               seed=int(cfg.bootstrap.seed), level=float(cfg.bootstrap.level))
+        boot = group_bootstrap(
+            sub["label"].to_numpy(),
+            {
+                "zero_shot": sub["zero_shot"].to_numpy(float),
+                "cross_source": sub["cross_source"].to_numpy(float),
+            },
+            sub["group_id"].to_numpy(),
+            boot_metrics,
+            n_resamples=int(cfg.bootstrap.n_resamples),
+            seed=int(cfg.bootstrap.seed),
+            level=float(cfg.bootstrap.level),
+        )
         for gate, label in (("zero_shot", "zero-shot"), ("cross_source", "cross-source")):
             for metric, mlabel in (("auroc", "AUROC"), ("ap", "AP")):
                 est = boot.estimate(gate, metric)
-                result.add("table8a", source, f"{label} {mlabel}", est.point,
-                           ci=(est.low, est.high))
+                result.add(
+                    "table8a", source, f"{label} {mlabel}", est.point, ci=(est.low, est.high)
+                )
         zero_by_source[source] = _metrics(sub["label"].to_numpy(), sub["zero_shot"].to_numpy())
-        cross_by_source[source] = _metrics(sub["label"].to_numpy(),
-                                           sub["cross_source"].to_numpy())
+        cross_by_source[source] = _metrics(sub["label"].to_numpy(), sub["cross_source"].to_numpy())
 
     # 3. target-only adaptation
-    sampler = TargetAdaptation(test_fraction=params.test_fraction, ks=params.ks,
-                               n_seeds=params.n_seeds, seed=int(cfg.seed), column="source")
+    sampler = TargetAdaptation(
+        test_fraction=params.test_fraction,
+        ks=params.ks,
+        n_seeds=params.n_seeds,
+        seed=int(cfg.seed),
+        column="source",
+    )
     records = sampler.records(frame)
     rows, overlap = [], 0
     for rec in tqdm(records, desc="target-only fits", disable=not cfg.progress):
@@ -121,8 +138,16 @@ def run(cfg: DictConfig, data, params: Params) -> StudyResult:
         overlap += int(test["group_id"].isin(set(train["group_id"])).sum())
         model = clone(gates[cal]).fit(train, train["label"].to_numpy())
         a, p = _metrics(test["label"].to_numpy(), model.score(test))
-        rows.append({"source": rec.source, "k": rec.k, "k_used": rec.k_used, "rep": rec.rep,
-                     "auroc": a, "ap": p})
+        rows.append(
+            {
+                "source": rec.source,
+                "k": rec.k,
+                "k_used": rec.k_used,
+                "rep": rec.rep,
+                "auroc": a,
+                "ap": p,
+            }
+        )
     target = pd.DataFrame(rows)
 
     for label, by_source in (("zero-shot", zero_by_source), ("cross-source", cross_by_source)):
@@ -168,13 +193,23 @@ def figures(cells):
         t = target[target["column"] == metric]
         se = target[target["column"] == f"{metric} SE"]["value"].to_numpy(float)
         ks = t["row"].str.extract(r"k=(\d+)")[0].astype(int).to_numpy()
-        ax.errorbar(ks, t["value"].to_numpy(float), yerr=se, marker="o", capsize=3,
-                    label="target-only (± SE)")
+        ax.errorbar(
+            ks,
+            t["value"].to_numpy(float),
+            yerr=se,
+            marker="o",
+            capsize=3,
+            label="target-only (± SE)",
+        )
         for row, style in (("zero-shot", "--"), ("cross-source", ":")):
             v = sub[(sub["row"] == row) & (sub["column"] == metric)]["value"]
             if len(v):
-                ax.axhline(float(v.iloc[0]), ls=style, color="gray" if row == "zero-shot"
-                           else "tab:red", label=row)
+                ax.axhline(
+                    float(v.iloc[0]),
+                    ls=style,
+                    color="gray" if row == "zero-shot" else "tab:red",
+                    label=row,
+                )
         ax.set_xscale("log")
         ax.set_xticks(ks, [str(k) for k in ks])
         ax.set_xlabel("target labels per source (k)")

@@ -1,0 +1,62 @@
+"""The command line: a run logs to MLflow, and a missing data set stops it at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import mlflow
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def runner(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "runner", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_without_data_the_run_stops_at_once_saying_where_to_put_the_files(tmp_path):
+    env = {
+        **os.environ,
+        "RUNNER_DATA_DIR": str(tmp_path / "empty"),
+        "RUNNER_ARTIFACTS_DIR": str(tmp_path / "artifacts"),
+    }
+    started = time.monotonic()
+    done = runner("experiment=rq1_cheap_signals", "tracking=off", env=env)
+    assert time.monotonic() - started < 20  # imports included; no Hub retry loop
+    assert done.returncode == 2
+    assert "RUNNER_DATA_DIR" in done.stderr and "wandb/RAGTruth-processed" in done.stderr
+
+
+@pytest.mark.slow
+def test_a_cli_run_writes_outputs_and_an_mlflow_run_with_its_artifacts(tmp_path, data_dir):
+    env = {**os.environ, "RUNNER_DATA_DIR": str(data_dir), "RUNNER_ARTIFACTS_DIR": str(tmp_path)}
+    done = runner("experiment=rq5_source_shift", "bootstrap=fast", "progress=false", env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Table VIII (a)" in done.stdout
+    manifest = json.loads((tmp_path / "rq5_source_shift" / "manifest.json").read_text())
+    assert manifest["dataset"]["info"]["rows"] == 1000
+    assert manifest["seeds"]["seed"] == 13
+    client = mlflow.MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    exp = client.get_experiment_by_name("rq5_source_shift")
+    (run,) = client.search_runs([exp.experiment_id])
+    assert "table8a/RAGTruth/cross-source AUROC" in run.data.metrics
+    assert {a.path for a in client.list_artifacts(run.info.run_id)} >= {
+        "cells.csv",
+        "scores.parquet",
+        "manifest.json",
+        "runtime.json",
+        "tables",
+        "figures",
+    }
