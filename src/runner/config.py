@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
-from omegaconf import MISSING, OmegaConf
+from omegaconf import MISSING, DictConfig, OmegaConf
 
 
 @dataclass
@@ -98,3 +99,31 @@ def register_configs(extra: list[tuple[str, str, str]] | None = None) -> ConfigS
     for group, name, spec in specs + list(extra or []):
         cs.store(group=group, name=name, node=_load(spec))
     return cs
+
+
+def load_part_yaml(path: str | Path) -> DictConfig:
+    """One part's YAML (a gate, a dataset, ...) without its Hydra defaults list.
+
+    For building a part outside Hydra (`instantiate(load_part_yaml(p))`) and for tests
+    that check a file against its schema.
+    """
+    node = OmegaConf.load(path)
+    if "defaults" in node:
+        node = OmegaConf.masked_copy(node, [k for k in node if k != "defaults"])
+    return node
+
+
+def yaml_body_lines(path: str | Path) -> list[str]:
+    """The YAML's key lines, without comments-only lines and the defaults block."""
+    lines, in_defaults = [], False
+    for line in Path(path).read_text().splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if line.startswith("defaults:"):
+            in_defaults = True
+            continue
+        if in_defaults and line.startswith((" ", "-")):
+            continue
+        in_defaults = False
+        lines.append(line)
+    return lines

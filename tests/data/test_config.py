@@ -7,11 +7,11 @@ import inspect
 from pathlib import Path
 
 import pytest
-import yaml
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 from omegaconf.errors import ValidationError
 
+from runner.config import load_part_yaml, yaml_body_lines
 from runner.data import LoadedData
 from runner.data.config import HaluBenchConf, RagTruthConf
 from runner.data.halubench import load_halubench
@@ -27,7 +27,7 @@ CASES = [
 
 @pytest.mark.parametrize(("name", "schema", "loader"), CASES)
 def test_yaml_schema_and_signature_have_the_same_keys(name, schema, loader):
-    keys = set(yaml.safe_load((CONF / f"{name}.yaml").read_text()))
+    keys = set(load_part_yaml(CONF / f"{name}.yaml"))
     fields = {f.name for f in dataclasses.fields(schema)}
     params = set(inspect.signature(loader).parameters) | {"_target_"}
     assert keys == fields == params
@@ -35,11 +35,9 @@ def test_yaml_schema_and_signature_have_the_same_keys(name, schema, loader):
 
 @pytest.mark.parametrize(("name", "schema", "loader"), CASES)
 def test_every_key_is_commented_and_target_names_the_loader(name, schema, loader):
-    lines = [
-        line for line in (CONF / f"{name}.yaml").read_text().splitlines() if line and line[0] != "#"
-    ]
+    lines = yaml_body_lines(CONF / f"{name}.yaml")
     assert all(" # " in line for line in lines), [line for line in lines if " # " not in line]
-    cfg = OmegaConf.merge(OmegaConf.structured(schema), OmegaConf.load(CONF / f"{name}.yaml"))
+    cfg = OmegaConf.merge(OmegaConf.structured(schema), load_part_yaml(CONF / f"{name}.yaml"))
     assert cfg._target_ == f"{loader.__module__}.{loader.__name__}"
     assert cfg.name == name
 
@@ -65,7 +63,7 @@ def test_schema_rejects_wrong_types_and_unknown_keys():
 def test_ragtruth_jsonl_config_instantiates_on_the_fixture(fixtures_dir):
     cfg = OmegaConf.merge(
         OmegaConf.structured(RagTruthConf),
-        OmegaConf.load(CONF / "ragtruth_jsonl.yaml"),
+        load_part_yaml(CONF / "ragtruth_jsonl.yaml"),
         {"path": str(fixtures_dir / "ragtruth_original")},
     )
     loaded = instantiate(cfg)
@@ -76,7 +74,7 @@ def test_ragtruth_jsonl_config_instantiates_on_the_fixture(fixtures_dir):
 def test_halubench_config_instantiates_with_a_source_list(halubench_csv):
     cfg = OmegaConf.merge(
         OmegaConf.structured(HaluBenchConf),
-        OmegaConf.load(CONF / "halubench.yaml"),
+        load_part_yaml(CONF / "halubench.yaml"),
         {"path": str(halubench_csv()), "sources": ["pubmedQA"]},
     )
     loaded = instantiate(cfg)

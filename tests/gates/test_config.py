@@ -8,6 +8,7 @@ from omegaconf import OmegaConf
 from omegaconf.errors import ConfigKeyError, ValidationError
 from sklearn.base import clone
 
+from runner.config import load_part_yaml, yaml_body_lines
 from runner.gates import (
     BASE_FEATURES,
     COVERAGE_FEATURES,
@@ -39,7 +40,7 @@ STUDY_LOGIT = {
 
 
 def typed(name):
-    raw = OmegaConf.load(GATE_DIR / f"{name}.yaml")
+    raw = load_part_yaml(GATE_DIR / f"{name}.yaml")
     return OmegaConf.merge(OmegaConf.structured(CONF_BY_TARGET[raw._target_]), raw)
 
 
@@ -49,8 +50,8 @@ def test_every_gate_file_is_known():
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_every_key_is_commented(name):
-    for line in (GATE_DIR / f"{name}.yaml").read_text().splitlines():
-        if line and not line.startswith((" ", "#")):
+    for line in yaml_body_lines(GATE_DIR / f"{name}.yaml"):
+        if not line.startswith(" "):
             assert " # " in line, f"{name}.yaml: uncommented key: {line}"
 
 
