@@ -227,6 +227,24 @@ def test_k_above_the_pool_is_capped_and_reported():
     assert ta.caps(f) == [("a", 200, 96), ("b", 200, 96), ("c", 200, 96)]
 
 
+def test_a_group_aware_pool_keeps_every_test_group_out_of_every_sample():
+    f = _halubench_like(n_per_class=60)
+    f["group_id"] = f["source"] + ":" + (np.arange(len(f)) // 2).astype(str)  # passage pairs
+    plain = TargetAdaptation(ks=(25, 200), n_seeds=3)
+    aware = TargetAdaptation(ks=(25, 200), n_seeds=3, group_col="group_id")
+    groups = f["group_id"].to_numpy()
+    shared = sum(
+        np.isin(groups[r.test_idx], groups[r.train_idx]).sum()
+        for r in plain.records(f)
+        if r.k == 200
+    )
+    assert shared > 0  # row-level sampling lets a passage sit on both sides
+    for r in aware.records(f):
+        assert not np.isin(groups[r.train_idx], groups[r.test_idx]).any()
+    np.testing.assert_array_equal(aware.test_sets(f)["a"], plain.test_sets(f)["a"])
+    assert all(k_used < 96 for _, k, k_used in aware.caps(f) if k == 200)
+
+
 def test_target_folds_are_named_and_not_a_partition():
     f = _halubench_like(n_per_class=20)
     ta = TargetAdaptation(ks=(10,), n_seeds=2)

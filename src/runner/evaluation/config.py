@@ -55,6 +55,7 @@ class TargetAdaptationConf:
     seed: int = 13
     column: str = "source"
     y_col: str = "label"
+    group_col: str | None = None
 
 
 @dataclass

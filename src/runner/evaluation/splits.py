@@ -376,6 +376,10 @@ class TargetAdaptation(_Splitter):
         Base seed.
     column, y_col : str
         Source and label columns.
+    group_col : str, optional
+        When set, rows sharing a group with the test set are kept out of the pool, so no
+        context (e.g. a HaluBench passage) is on both sides; the pool shrinks and k is
+        capped (and reported) where needed.
     """
 
     is_partition = False
@@ -388,6 +392,7 @@ class TargetAdaptation(_Splitter):
         seed: int = 13,
         column: str = "source",
         y_col: str = "label",
+        group_col: str | None = None,
     ) -> None:
         if not 0.0 < float(test_fraction) < 1.0:
             raise ValueError(f"test_fraction must lie in (0, 1), got {test_fraction!r}")
@@ -399,7 +404,16 @@ class TargetAdaptation(_Splitter):
         self.test_fraction = float(test_fraction)
         self.ks = tuple(int(k) for k in ks)
         self.n_seeds, self.seed = int(n_seeds), int(seed)
-        self.column, self.y_col = column, y_col
+        self.column, self.y_col, self.group_col = column, y_col, group_col
+
+    def _pool(self, frame: pd.DataFrame, rows: np.ndarray, test_idx: np.ndarray) -> np.ndarray:
+        """Rows a sample may draw from: the source's rows outside the test set, and, with
+        `group_col`, outside every group the test set touches."""
+        pool = np.setdiff1d(rows, test_idx)
+        if self.group_col is None:
+            return pool
+        groups = frame[self.group_col].to_numpy()
+        return pool[~np.isin(groups[pool], groups[test_idx])]
 
     def test_sets(self, frame: pd.DataFrame) -> dict[str, np.ndarray]:
         """Source -> positional indices of its fixed stratified test set."""
@@ -419,8 +433,8 @@ class TargetAdaptation(_Splitter):
                 )
             rng = np.random.default_rng([self.seed, _source_key(source)])
             out[source] = _stratified_sample(rng, rows, y, n_test)
-            pool = np.setdiff1d(rows, out[source])
-            if y[pool].min() == y[pool].max():
+            pool = self._pool(frame, rows, out[source])
+            if pool.size < 2 or y[pool].min() == y[pool].max():
                 raise ValueError(
                     f"data set {dataset_name(frame)}: source {source!r}: the pool outside its "
                     f"test set holds one class ({_class_counts(y[pool])})"
@@ -434,7 +448,7 @@ class TargetAdaptation(_Splitter):
         values = frame[self.column].astype(str).to_numpy()
         out = []
         for source, test_idx in tests.items():
-            pool = np.setdiff1d(np.flatnonzero(values == source), test_idx)
+            pool = self._pool(frame, np.flatnonzero(values == source), test_idx)
             for k in self.ks:
                 k_used = min(k, pool.size)
                 for rep in range(self.n_seeds):

@@ -11,7 +11,10 @@ uncovered-token score:
    with within-source group-bootstrap intervals (Table VIII a).
 3. Target-only adaptation: per source a fixed stratified 20 % test set, k labelled rows
    drawn (prevalence-preserving) from the other 80 %, fit on the sample only, repeated
-   over seeds; macro mean over sources ± standard error over seeds (Table VIII b).
+   over seeds; macro mean over sources ± standard error over seeds (Table VIII b). By
+   default rows that share a passage with the test set are kept out of the pool (the
+   paper samples rows; HaluBench repeats passages), so k is capped where the pool is
+   smaller, and the caps are reported in `sources.json` and the per-source table.
 
 Macro rows average over the sources the data holds; which ones they are is recorded in
 `sources.json`, and the published table's other sources are marked missing, not compared.
@@ -54,6 +57,7 @@ class Params:
     ks: list[int] = field(default_factory=lambda: [25, 50, 100, 200])  # target label budgets
     n_seeds: int = 10  # repetitions per k (standard errors over these)
     min_sources: int = 2  # leave-source-out needs at least this many sources
+    group_aware_pool: bool = True  # keep rows sharing a passage with the test set out of samples
 
 
 def _metrics(y: np.ndarray, s: np.ndarray) -> tuple[float, float]:
@@ -128,6 +132,7 @@ def run(cfg: DictConfig, data, params: Params) -> StudyResult:
         n_seeds=params.n_seeds,
         seed=int(cfg.seed),
         column="source",
+        group_col="group_id" if params.group_aware_pool else None,
     )
     records = sampler.records(frame)
     rows, overlap = [], 0
