@@ -1,0 +1,74 @@
+"""Build a verifier from its config file outside a full run (benchmarks, tests, notebooks).
+
+Why: ``scripts/bench_verifiers.py`` must time exactly the verifier a study would use, so it
+composes ``conf/verifier/<name>.yaml`` with Hydra (schema checks and the architecture
+defaults included) and instantiates it the way the runner does, instead of re-declaring
+settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig
+
+from runner.paths import PROJECT_ROOT
+
+CONF_DIR = PROJECT_ROOT / "conf"
+
+
+def register_schemas() -> None:
+    """Store the verifier and architecture schemas in Hydra's ConfigStore (idempotent)."""
+    import importlib
+
+    from hydra.core.config_store import ConfigStore
+
+    from runner.verifiers.config import SCHEMAS
+
+    cs = ConfigStore.instance()
+    for group, name, spec in SCHEMAS:
+        module, _, attr = spec.partition(":")
+        cs.store(group=group, name=name, node=getattr(importlib.import_module(module), attr))
+
+
+def compose_verifier(
+    name: str, overrides: Sequence[str] = (), conf_dir: Path = CONF_DIR
+) -> DictConfig:
+    """Compose ``conf/verifier/<name>.yaml`` (with its defaults) into one config node.
+
+    Parameters
+    ----------
+    name : str
+        File stem in ``conf/verifier/``.
+    overrides : sequence of str
+        Hydra overrides relative to the verifier node, e.g. ``["weights=random"]``.
+    conf_dir : Path
+        Config root.
+
+    Returns
+    -------
+    DictConfig
+        The verifier node (``_target_`` and its parameters).
+    """
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    register_schemas()
+    was_initialized = GlobalHydra.instance().is_initialized()
+    if was_initialized:
+        GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(conf_dir), version_base="1.3"):
+        cfg = compose(
+            config_name=None,
+            overrides=[f"+verifier@verifier={name}", *[f"verifier.{o}" for o in overrides]],
+        )
+    return cfg.verifier
+
+
+def build_verifier(name: str, overrides: Sequence[str] = (), conf_dir: Path = CONF_DIR) -> Any:
+    """Instantiate the verifier of ``conf/verifier/<name>.yaml`` (see `compose_verifier`)."""
+    from hydra.utils import instantiate
+
+    return instantiate(compose_verifier(name, overrides, conf_dir), _convert_="all")

@@ -1,0 +1,131 @@
+"""DeBERTa-NLI cross-encoder verifier (the paper's DeBERTa-v3-small top-3 baseline).
+
+Premise = evidence (by default the 3 context sentences with most lexical overlap with the
+answer), hypothesis = answer, through `AutoModelForSequenceClassification`. Risk =
+1 - P(entailment), where the entailment class is found by *name* in the model's
+``config.id2label`` (``entailment_label``, case-insensitive), never by a fixed index:
+NLI checkpoints disagree on label order (cross-encoder/nli-deberta-v3-small has
+0 contradiction, 1 entailment, 2 neutral; MNLI heads often put entailment at 0). Both
+"neutral" and "contradiction" therefore count as risk, which is what "not supported by the
+evidence" means for a faithfulness gate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from runner.errors import ConfigError
+from runner.verifiers.base import INFERENCE_SETTINGS, Verifier, log_odds_against, softmax
+from runner.verifiers.encoding import Encoded, encode_pairs
+from runner.verifiers.loading import LoadedModel
+
+
+def find_label(id2label: dict[Any, str], name: str, model: str) -> int:
+    """Index of the class called `name` (case-insensitive) in `id2label`.
+
+    Raises
+    ------
+    ConfigError
+        No class or several classes carry that name; lists the model's labels.
+    """
+    wanted = name.strip().lower()
+    hits = [int(i) for i, label in id2label.items() if str(label).strip().lower() == wanted]
+    if len(hits) != 1:
+        raise ConfigError(
+            f"model {model}: id2label={dict(id2label)} has {len(hits)} classes named "
+            f"{name!r}; set the verifier's entailment_label to the name of the model's "
+            f"entailment class"
+        )
+    return hits[0]
+
+
+class DebertaNLIVerifier(Verifier):
+    """NLI cross-encoder; risk = 1 - P(entailment | evidence, answer).
+
+    Parameters
+    ----------
+    entailment_label : str
+        Name of the entailment class in the model's ``id2label``.
+    **others
+        As `runner.verifiers.base.Verifier`.
+    """
+
+    kind = "deberta_nli"
+    head = "sequence"
+    inference_settings = INFERENCE_SETTINGS | {"entailment_label"}
+
+    def __init__(
+        self,
+        model: str = "cross-encoder/nli-deberta-v3-small",
+        revision: str | None = None,
+        weights: str = "pretrained",
+        architecture: Any = "deberta_v3_small",
+        tokenizer: str | None = None,
+        tokenizer_corpus: str | None = None,
+        device: str = "cpu",
+        batch_size: int = 2,
+        max_length: int = 512,
+        dtype: str = "float32",
+        quantize: str | None = None,
+        threads: int | None = None,
+        evidence: str = "top_k_sentences",
+        top_k: int = 3,
+        sort_by_length: bool = True,
+        seed: int = 13,
+        entailment_label: str = "entailment",
+    ) -> None:
+        self.entailment_label = entailment_label
+        super().__init__(
+            model=model,
+            revision=revision,
+            weights=weights,
+            architecture=architecture,
+            tokenizer=tokenizer,
+            tokenizer_corpus=tokenizer_corpus,
+            device=device,
+            batch_size=batch_size,
+            max_length=max_length,
+            dtype=dtype,
+            quantize=quantize,
+            threads=threads,
+            evidence=evidence,
+            top_k=top_k,
+            sort_by_length=sort_by_length,
+            seed=seed,
+        )
+
+    def _model_class(self) -> type:
+        from transformers import AutoModelForSequenceClassification
+
+        return AutoModelForSequenceClassification
+
+    def _random_model_class(self) -> type:
+        from transformers import DebertaV2ForSequenceClassification
+
+        return DebertaV2ForSequenceClassification
+
+    def _after_load(self, loaded: LoadedModel) -> None:
+        self.entailment_index_ = find_label(
+            loaded.model.config.id2label, self.entailment_label, loaded.name
+        )
+
+    def encode(self, frame: pd.DataFrame) -> Encoded:
+        """(evidence, answer) pairs; only the evidence is truncated."""
+        evidence = self.select_evidence(frame["context"].tolist(), frame["answer"].tolist())
+        return encode_pairs(
+            self.loaded.tokenizer,
+            evidence,
+            frame["answer"].tolist(),
+            self.max_length,
+            frame["example_id"].tolist(),
+        )
+
+    def _risk(self, logits: list[np.ndarray], encoded: Encoded) -> np.ndarray:
+        probs = softmax(np.stack(logits))
+        return 1.0 - probs[:, self.entailment_index_]
+
+    def _risk_logit(self, logits: list[np.ndarray], encoded: Encoded) -> np.ndarray:
+        return log_odds_against(np.stack(logits), self.entailment_index_)

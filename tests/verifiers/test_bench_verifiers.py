@@ -1,0 +1,53 @@
+"""scripts/bench_verifiers.py: same inputs for every path, fp32 paths equal the naive loop."""
+
+import importlib.util
+
+import pytest
+from tests.verifiers.conftest import make_frame
+
+from runner.paths import PROJECT_ROOT
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location(
+        "bench_verifiers", PROJECT_ROOT / "scripts" / "bench_verifiers.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_fp32_path_equals_the_naive_loop(bench, tiny_deberta):
+    frame = make_frame(9)
+    report = bench.bench_one(
+        "deberta_nli",
+        [f"model={tiny_deberta}", "max_length=48"],
+        frame,
+        [2, 8],
+        repeats=1,
+        warmup=0,
+    )
+    paths = {r["path"]: r for r in report["paths"]}
+    assert {
+        "naive",
+        "default",
+        "fp32 bs=8",
+        "int8-dynamic bs=2",
+        "bf16-autocast bs=1",
+    } <= set(paths)
+    assert paths["naive"]["speedup_vs_naive"] == 1.0
+    assert bench.check_fp32(report) == []
+    assert all(r["max_abs_delta_risk"] <= 1e-5 for r in report["paths"] if r["precision"] == "fp32")
+
+
+def test_target_picks_the_fastest_path_that_agrees(bench):
+    rows = [
+        {"path": "naive", "speedup_vs_naive": 1.0, "spearman_logit": 1.0, "spearman_risk": 1.0},
+        {"path": "fast", "speedup_vs_naive": 3.0, "spearman_logit": 0.95, "spearman_risk": 0.95},
+        {"path": "ok", "speedup_vs_naive": 2.6, "spearman_logit": 0.995, "spearman_risk": None},
+    ]
+    t = bench.target({"verifier": "deberta_nli", "paths": rows})
+    assert (t["path"], t["met"]) == ("ok", True)
+    rows[2]["speedup_vs_naive"] = 2.0
+    assert bench.target({"verifier": "deberta_nli", "paths": rows})["met"] is False

@@ -1,0 +1,40 @@
+"""Every conf/verifier YAML composes (schema, architecture defaults) and instantiates."""
+
+import pytest
+from hydra.errors import ConfigCompositionException
+
+from runner.verifiers import DebertaNLIVerifier, HHEMVerifier, LettuceDetectVerifier
+from runner.verifiers.build import CONF_DIR, build_verifier, compose_verifier
+
+EXPECTED = {
+    "deberta_nli": (DebertaNLIVerifier, "deberta_v3_small", "top_k_sentences", 512),
+    "hhem_full": (HHEMVerifier, "flan_t5_base_encoder", "full_context", 512),
+    "hhem_top3": (HHEMVerifier, "flan_t5_base_encoder", "top_k_sentences", 512),
+    "lettucedetect": (LettuceDetectVerifier, "modernbert_base", "full_context", 4096),
+}
+
+
+def test_every_verifier_config_is_tested():
+    assert {p.stem for p in (CONF_DIR / "verifier").glob("*.yaml")} == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_config_composes_and_builds(name):
+    cls, arch, evidence, max_length = EXPECTED[name]
+    verifier = build_verifier(name, ["weights=random"])
+    assert type(verifier) is cls
+    assert verifier.architecture["name"] == arch
+    assert (verifier.evidence, verifier.max_length) == (evidence, max_length)
+    assert verifier.needs_fit is False
+
+
+def test_schema_rejects_bad_types_and_unknown_keys():
+    with pytest.raises(ConfigCompositionException):
+        compose_verifier("deberta_nli", ["batch_size=abc"])
+    with pytest.raises(ConfigCompositionException):
+        compose_verifier("deberta_nli", ["batchsize=2"])
+
+
+def test_local_model_path_override(tiny_deberta):
+    verifier = build_verifier("deberta_nli", [f"model={tiny_deberta}"])
+    assert verifier.loaded.name == str(tiny_deberta)

@@ -1,0 +1,69 @@
+"""Reduced precision: bf16 autocast and int8 dynamic quantisation stay close to float32."""
+
+import numpy as np
+import pytest
+import torch
+
+from runner.errors import ConfigError
+from runner.verifiers import DebertaNLIVerifier
+from runner.verifiers.loading import quantize_int8_dynamic
+
+
+@pytest.fixture
+def fp32(tiny_deberta):
+    return DebertaNLIVerifier(model=str(tiny_deberta), batch_size=2).load()
+
+
+def test_int8_quantises_every_linear_of_a_copy(fp32):
+    int8 = fp32.derive(quantize="int8_dynamic")
+    assert int8.loaded.model is fp32.loaded.model  # float weights shared, not reloaded
+    linears = [m for m in int8._prepared.modules() if isinstance(m, torch.nn.Linear)]
+    assert linears == []
+    assert any(isinstance(m, torch.nn.Linear) for m in fp32._prepared.modules())
+    assert int8.precision_name == "int8-dynamic"
+
+
+@pytest.mark.parametrize("full_range", [True, False])
+def test_int8_scores_track_float32(fp32, frame, full_range):
+    int8 = fp32.derive()
+    int8._prepared = quantize_int8_dynamic(fp32.loaded.model, full_range=full_range)
+    a, b = fp32.score(frame), int8.score(frame)
+    assert np.max(np.abs(a - b)) < 0.05
+    assert np.corrcoef(a, b)[0, 1] > 0.95
+
+
+def test_bf16_autocast_tracks_float32(fp32, frame):
+    bf16 = fp32.derive(dtype="bfloat16")
+    assert bf16.precision_name == "bf16-autocast"
+    assert np.max(np.abs(fp32.score(frame) - bf16.score(frame))) < 0.05
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"dtype": "float16"},  # CPU has no float16 path
+        {"quantize": "int8_dynamic", "dtype": "bfloat16"},  # one reduction at a time
+        {"quantize": "int4"},
+        {"device": "tpu"},
+        {"batch_size": 0},
+        {"threads": 0},
+    ],
+)
+def test_impossible_settings_fail_before_loading(tiny_deberta, settings):
+    with pytest.raises(ConfigError):
+        DebertaNLIVerifier(model=str(tiny_deberta), **settings)
+
+
+def test_derive_refuses_to_change_the_model(fp32):
+    with pytest.raises(ConfigError, match="new verifier"):
+        fp32.derive(model="other")
+
+
+def test_set_params_never_leaves_a_stale_model(fp32, frame):
+    reference = fp32.derive(quantize="int8_dynamic").score(frame)
+    changed = fp32.derive().set_params(quantize="int8_dynamic")
+    np.testing.assert_array_equal(changed.score(frame), reference)
+    assert changed.loaded.model is fp32.loaded.model  # an inference setting: weights kept
+    assert not any(isinstance(m, torch.nn.Linear) for m in changed._prepared.modules())
+    changed.set_params(seed=7)  # not an inference setting: weights are reloaded on next use
+    assert changed._base is None
