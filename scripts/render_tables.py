@@ -37,6 +37,10 @@ def main(argv: list[str] | None = None) -> int:
         write_tables(run.cells, titles, run.output_dir)
         figures = write_figures(getattr(study, "figures", None), run.cells, run.output_dir)
         paper = getattr(study, "PAPER", None)
+        datasets = getattr(study, "PAPER_DATASETS", None)
+        dataset = (run.manifest.get("dataset") or {}).get("name")
+        if datasets is not None and dataset not in datasets:
+            paper = None  # e.g. RQ5 on RAGTruth tasks: no published counterpart
         if paper:
             by_paper.setdefault(paper, []).append(run)
         print(f"{run.experiment}: tables + {len(figures)} figures re-rendered in {run.output_dir}")

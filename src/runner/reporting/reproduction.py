@@ -59,6 +59,16 @@ def _num(v: object) -> float | None:
     return float(v)  # type: ignore[arg-type]
 
 
+def _relative(path: Path) -> str:
+    """A path relative to the project when it lies inside it (reports move with the repo)."""
+    from runner.paths import PROJECT_ROOT
+
+    try:
+        return str(Path(path).resolve().relative_to(PROJECT_ROOT))
+    except ValueError:
+        return str(path)
+
+
 def compare(ours: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
     """Published cells joined with ours: value/CI of each, Δ = ours − paper.
 
@@ -102,7 +112,7 @@ def render_report(
         lines += [
             f"## {run.experiment}",
             "",
-            f"- outputs: `{run.output_dir}`; commit `{commit}`; data "
+            f"- outputs: `{_relative(run.output_dir)}`; commit `{commit}`; data "
             f"`{data.get('name')}` fingerprint `{str(data.get('fingerprint'))[:16]}`",
             "",
         ]

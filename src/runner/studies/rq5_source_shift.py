@@ -39,6 +39,7 @@ from runner.results import StudyResult
 from runner.studies import _ragscope as rs
 
 PAPER = "ragscope"
+PAPER_DATASETS = ("halubench",)  # Table VIII is HaluBench; other data sets have no paper row
 TITLES = {
     "table8_in_domain": "Table VIII (in-domain): 5-fold CV on all rows",
     "table8a": "Table VIII (a): leave one source out, within-source bootstrap 95 % CI",
