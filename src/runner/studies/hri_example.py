@@ -35,6 +35,7 @@ from runner.data.base import LoadedData
 from runner.errors import ConfigError
 from runner.results import StudyResult
 
+PAPER = "hri"
 TITLES = {
     "hri_example_claims": "HRI worked example (seed 001, Table V): claim-level scoring",
     "hri_example_dimensions": "HRI worked example: dimension scores s_k = Σ v_i m_ik / Σ v_i",
