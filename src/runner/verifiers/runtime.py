@@ -8,7 +8,9 @@ passes). Model loading is not timed (it happens once per process, before the war
 Peak memory is the resident set's high-water mark (``VmHWM``) during the warm-up and timed
 passes: Linux lets a process reset it (``/proc/self/clear_refs``), so the number is this
 verifier's peak, weights included. Where that reset is unavailable the process-lifetime
-peak (``getrusage``) is reported and ``peak_rss_scope`` says so.
+peak (``getrusage``) is reported and ``peak_rss_scope`` says so. A quantised verifier keeps
+its float32 weights beside the int8 copy (so `Verifier.derive` can build other paths), and
+its peak includes both.
 """
 
 from __future__ import annotations
