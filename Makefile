@@ -46,7 +46,7 @@ ui:  ## MLflow UI on 127.0.0.1 over the SQLite backend
 bench:  ## cost benchmarks: ratios against a baseline measured in the same process
 	$(PY) scripts/bench_features.py
 	$(PY) scripts/bench_gates.py
-	$(PY) scripts/bench_verifiers.py
+	$(PY) scripts/bench_verifiers.py --sample 24 --repeats 2   # ~15 min on 2 cores; --sample 48 for tighter figures
 
 lint:  ## ruff check + format check
 	$(PY) -m ruff check src tests scripts
