@@ -139,3 +139,10 @@ def test_threads_setting_is_restored_after_scoring(tiny_deberta, frame):
     before = torch.get_num_threads()
     DebertaNLIVerifier(model=str(tiny_deberta), threads=1).score(frame)
     assert torch.get_num_threads() == before
+
+
+def test_release_drops_the_model_and_the_next_use_reloads_it(tiny_deberta, frame):
+    verifier = DebertaNLIVerifier(model=str(tiny_deberta))
+    before = verifier.score(frame)
+    assert verifier.release()._base is None
+    assert (verifier.score(frame) == before).all()

@@ -166,6 +166,7 @@ def run(cfg: DictConfig, data, params: Params) -> StudyResult:
             info["all_rows_truncation"] = stats.to_dict()
             accurate.append(name)
         runtime["verifiers"][name] = info
+        verifier.release()  # the next verifier's peak memory does not include this one
 
     stats = rs.bootstrap_scopes(scores, [*params.gates, *accurate], cfg.bootstrap)
     result = StudyResult(scores=scores, titles=dict(TITLES), runtime=runtime)

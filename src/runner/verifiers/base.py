@@ -264,6 +264,15 @@ class Verifier(BaseEstimator):
     def _after_load(self, loaded: LoadedModel) -> None:
         """Hook: check the loaded model (labels, head size)."""
 
+    def release(self) -> Verifier:
+        """Drop the loaded model (the next use reloads it), so its memory can be freed."""
+        import gc
+
+        self._base = None
+        self._prepared = None
+        gc.collect()
+        return self
+
     def derive(self, **params: Any) -> Verifier:
         """A copy with other inference settings that shares this one's loaded weights.
 
