@@ -2,28 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from tests.claims.judges.conftest import tiny_models
 
 from runner.claims.span_detector import DEFAULT_SWEEP, SpanDetector
 from runner.errors import ConfigError
 from runner.verifiers import TokenScores
-
-_HELPER = Path(__file__).resolve().parents[1] / "fixtures" / "claims" / "tiny_models.py"
-
-
-def tiny_models():
-    name = "claims_tiny_models"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, _HELPER)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 class FixedScores:

@@ -228,28 +228,23 @@ def _field(record: dict, key: str, path: Path, line: int) -> Any:
     return record[key]
 
 
-def _outcome(value: Any, path: Path, line: int, key: str) -> int | None:
-    for known, outcome in RESPONSE_LABEL_MAP.items():
+def _lookup(value: Any, mapping: dict, what: str, path: Path, line: int, key: str) -> Any:
+    """Map a raw label exactly (type and value: `True` is not `1`), or fail naming the row."""
+    for known, mapped in mapping.items():
         if type(value) is type(known) and value == known:
-            return outcome
+            return mapped
+    expected = ", ".join(repr(k) if isinstance(k, str) else str(k).lower() for k in mapping)
     raise DataError(
-        f"unexpected response label {value!r}; expected true, false or 'NA'",
-        file=str(path),
-        row=line,
-        field=key,
+        f"unexpected {what} {value!r}; expected {expected}", file=str(path), row=line, field=key
     )
+
+
+def _outcome(value: Any, path: Path, line: int, key: str) -> int | None:
+    return _lookup(value, RESPONSE_LABEL_MAP, "response label", path, line, key)
 
 
 def _hri_label(value: Any, path: Path, line: int, key: str) -> str:
-    for known, label in CLAIM_LABEL_MAP.items():
-        if type(value) is type(known) and value == known:
-            return label
-    raise DataError(
-        f"unexpected claim label {value!r}; expected true, false or 'unknown'",
-        file=str(path),
-        row=line,
-        field=key,
-    )
+    return _lookup(value, CLAIM_LABEL_MAP, "claim label", path, line, key)
 
 
 def _read_factbench(path: Path) -> tuple[list[Response], Counter]:
