@@ -46,7 +46,10 @@ ui:  ## MLflow UI on 127.0.0.1 over the SQLite backend
 bench:  ## cost benchmarks: ratios against a baseline measured in the same process
 	$(PY) scripts/bench_features.py
 	$(PY) scripts/bench_gates.py
-	$(PY) scripts/bench_verifiers.py --sample 24 --repeats 2   # ~15 min on 2 cores; --sample 48 for tighter figures
+	$(PY) scripts/bench_verifiers.py --verifiers deberta_nli --sample 48 --repeats 3 \
+		--out artifacts/bench/verifiers_deberta_nli.json   # ~8 min on 2 cores
+	$(PY) scripts/bench_verifiers.py --verifiers hhem_full lettucedetect --sample 24 --repeats 2 \
+		--out artifacts/bench/verifiers_hhem_lettucedetect.json   # ~15 min on 2 cores
 
 lint:  ## ruff check + format check
 	$(PY) -m ruff check src tests scripts

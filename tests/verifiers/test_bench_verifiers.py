@@ -34,8 +34,11 @@ def test_every_fp32_path_equals_the_naive_loop(bench, tiny_deberta):
         "default",
         "fp32 bs=8",
         "int8-dynamic bs=2",
+        "int8-mixed bs=1",
         "bf16-autocast bs=1",
     } <= set(paths)
+    assert paths["naive"]["attention"] == "stock"  # the baseline is plain transformers
+    assert paths["default"]["attention"] == "fused"
     assert paths["naive"]["speedup_vs_naive"] == 1.0
     assert bench.check_fp32(report) == []
     assert all(r["max_abs_delta_risk"] <= 1e-5 for r in report["paths"] if r["precision"] == "fp32")

@@ -14,7 +14,6 @@ from runner.verifiers import (
     ModelNotAvailableError,
 )
 from runner.verifiers.architecture import build_config, load_architecture
-from runner.verifiers.loading import cpu_has_vnni
 
 
 def test_missing_local_path_fails_at_construction_saying_how_to_provide_it(tmp_path):
@@ -128,11 +127,6 @@ def test_deberta_nli_labels_follow_the_cross_encoder():
 def test_unknown_architecture_lists_the_known_ones():
     with pytest.raises(ConfigError, match="deberta_v3_small"):
         load_architecture("deberta_v9")
-
-
-def test_vnni_detection_reads_cpu_flags():
-    assert cpu_has_vnni("flags\t\t: fpu avx2 avx512f avx512_vnni\n")
-    assert not cpu_has_vnni("flags\t\t: fpu avx2 avx512f\n")
 
 
 def test_threads_setting_is_restored_after_scoring(tiny_deberta, frame):

@@ -62,6 +62,7 @@ PRECISION_NAMES = {
     ("bfloat16", None): "bf16-autocast",
     ("float16", None): "fp16-autocast",
     ("float32", "int8_dynamic"): "int8-dynamic",
+    ("float32", "int8_mixed"): "int8-mixed",
 }
 
 
@@ -128,8 +129,10 @@ class Verifier(BaseEstimator):
         Longest input in tokens; the evidence is cut to fit, never the answer.
     dtype : {"float32", "bfloat16", "float16"}
         bfloat16 / float16: autocast (float16 on cuda only).
-    quantize : {None, "int8_dynamic"}
-        int8 dynamic quantisation of every ``nn.Linear`` (CPU).
+    quantize : {None, "int8_dynamic", "int8_mixed"}
+        int8 dynamic quantisation of the encoder's ``nn.Linear`` layers, the head kept in
+        float32; ``int8_mixed`` runs the feed-forward down-projections in bfloat16
+        (`runner.verifiers.quantization`; CPU).
     threads : int or None
         torch intra-op threads while scoring (None: torch's default).
     evidence : {"top_k_sentences", "full_context"}
@@ -210,7 +213,7 @@ class Verifier(BaseEstimator):
 
     @property
     def precision_name(self) -> str:
-        """Short name of the numeric path: fp32, bf16-autocast, int8-dynamic."""
+        """Short name of the numeric path: fp32, bf16-autocast, int8-dynamic, int8-mixed."""
         return PRECISION_NAMES[(self.dtype, self.quantize)]
 
     # --- scikit-learn protocol -----------------------------------------------------------
@@ -258,8 +261,14 @@ class Verifier(BaseEstimator):
         if getattr(self, "_base", None) is None:
             self._base = self._load_base()
             self._after_load(self._base)
-        self._prepared = prepare(self._base.model, self.device, self.quantize)
+        self._prepared = prepare(
+            self._base.model, self.device, self.quantize, self._fused_attention()
+        )
         return self
+
+    def _fused_attention(self) -> bool:
+        """Hook: whether `prepare` fuses the attention modules (DeBERTa)."""
+        return False
 
     def _after_load(self, loaded: LoadedModel) -> None:
         """Hook: check the loaded model (labels, head size)."""

@@ -56,6 +56,7 @@ class DebertaNLIConf(VerifierConf):
     model: str = "cross-encoder/nli-deberta-v3-small"
     batch_size: int = 2
     entailment_label: str = "entailment"
+    attention: str = "fused"
 
 
 @dataclass

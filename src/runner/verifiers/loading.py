@@ -4,7 +4,7 @@ Why one module: every verifier resolves its model the same way (a local director
 from the local cache, or the exact architecture with seeded random weights), fails the same
 way when the model is missing (at once, with how to provide it, instead of ~20 s of Hub
 retries), never runs remote code (``trust_remote_code=False``), and gets the same reduced
-precision options (bf16 autocast, int8 dynamic quantisation of every ``nn.Linear``).
+precision options (bf16 autocast, int8 dynamic quantisation: `runner.verifiers.quantization`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from runner.verifiers.tokenizer_training import cached_tokenizer
 WEIGHTS = ("pretrained", "random")
 DEVICES = ("cpu", "cuda")
 DTYPES = ("float32", "bfloat16", "float16")
-QUANTIZE = (None, "int8_dynamic")
+QUANTIZE = (None, "int8_dynamic", "int8_mixed")
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*/[\w.\-]+$")
 
@@ -252,94 +252,43 @@ def check_precision(device: str, dtype: str, quantize: str | None) -> None:
         raise ConfigError(f"quantize {quantize!r} not in {QUANTIZE}")
     if dtype == "float16" and device != "cuda":
         raise ConfigError("dtype float16 needs device cuda (on CPU use bfloat16)")
-    if quantize == "int8_dynamic" and device != "cpu":
-        raise ConfigError("quantize int8_dynamic runs on device cpu only")
+    if quantize is not None and device != "cpu":
+        raise ConfigError(f"quantize {quantize} runs on device cpu only")
     if quantize is not None and dtype != "float32":
-        raise ConfigError("quantize int8_dynamic combines with dtype float32 only")
+        raise ConfigError(f"quantize {quantize} combines with dtype float32 only")
 
 
-def cpu_has_vnni(cpuinfo: str | None = None) -> bool:
-    """True when the CPU has 8-bit dot-product instructions (AVX512-VNNI, AVX-VNNI or AMX).
-
-    On those, fbgemm's int8 kernels accumulate u8 x s8 products in int32 without the int16
-    saturation of older AVX2/AVX512 kernels, so activations may use the full 8-bit range.
-    """
-    if cpuinfo is None:
-        try:
-            cpuinfo = Path("/proc/cpuinfo").read_text()
-        except OSError:
-            return False
-    flags = set()
-    for line in cpuinfo.splitlines():
-        if line.startswith("flags"):
-            flags.update(line.split(":", 1)[1].split())
-            break
-    return bool(flags & {"avx512_vnni", "avx_vnni", "amx_int8"})
-
-
-def _dynamic_linear_class(full_range: bool) -> type:
-    import torch
-    from torch.ao.nn.quantized.dynamic import Linear as DynamicLinear
-
-    if not full_range:
-        return DynamicLinear
-
-    class FullRangeDynamicLinear(DynamicLinear):
-        """Dynamic int8 linear quantising activations to the full 8 bits (VNNI CPUs)."""
-
-        def forward(self, x):
-            packed = self._packed_params._packed_params
-            return torch.ops.quantized.linear_dynamic(x, packed, reduce_range=False).to(x.dtype)
-
-    return FullRangeDynamicLinear
-
-
-def quantize_int8_dynamic(model: Any, full_range: bool | None = None) -> Any:
-    """A copy of `model` with every ``nn.Linear`` dynamically quantised to int8.
-
-    Weights: int8, one scale per output channel (per-channel symmetric), which keeps small
-    rows precise. Activations: quantised per call from their observed range; to the full
-    8 bits on CPUs with VNNI/AMX (`cpu_has_vnni`), else to 7 bits (``reduce_range``, what
-    PyTorch's default module does to avoid int16 saturation in pre-VNNI kernels). On RAGTruth
-    inputs the full range halves the int8 error of a DeBERTa-v3-small forward pass.
+def prepare(model: Any, device: str, quantize: str | None, fused_attention: bool = False) -> Any:
+    """The model as it will score: on `device`, in eval mode, with the configured speed-ups.
 
     Parameters
     ----------
-    model : torch.nn.Module
-    full_range : bool or None
-        None: decide from the CPU.
+    model : PreTrainedModel
+        The loaded float32 model; it is never modified (shared by `Verifier.derive`).
+    device : {"cpu", "cuda"}
+    quantize : {None, "int8_dynamic", "int8_mixed"}
+        `runner.verifiers.quantization.quantize_int8`, on a copy.
+    fused_attention : bool
+        DeBERTa only: `runner.verifiers.deberta_attention.fused_copy` (same numbers, faster).
 
     Returns
     -------
-    torch.nn.Module
+    PreTrainedModel
+        `model` itself when nothing applies, else a copy.
     """
-    import warnings
-
-    import torch
-    from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
-
-    full = cpu_has_vnni() if full_range is None else full_range
-    with warnings.catch_warnings():  # torch.ao.quantization's migration notice to torchao
-        warnings.simplefilter("ignore", category=DeprecationWarning)
-        warnings.simplefilter("ignore", category=FutureWarning)
-        warnings.simplefilter("ignore", category=UserWarning)
-        return quantize_dynamic(
-            model,
-            {torch.nn.Linear: per_channel_dynamic_qconfig},
-            dtype=torch.qint8,
-            mapping={torch.nn.Linear: _dynamic_linear_class(full)},
-        )
-
-
-def prepare(model: Any, device: str, quantize: str | None) -> Any:
-    """Move to `device` and apply dynamic quantisation if asked (a copy); eval mode."""
     import torch
 
     if device == "cuda" and not torch.cuda.is_available():
         raise ConfigError("device cuda requested but torch sees no CUDA device")
     model = model.to(device).eval()
-    if quantize == "int8_dynamic":
-        model = quantize_int8_dynamic(model)
+    if fused_attention:
+        from runner.verifiers.deberta_attention import fused_copy
+
+        model = fused_copy(model)
+    if quantize is not None:
+        from runner.verifiers.quantization import quantize_int8
+
+        model = quantize_int8(model, mixed=quantize == "int8_mixed")
     return model
 
 
