@@ -142,6 +142,10 @@ def test_the_verifier_scores_the_same_with_either_attention(tiny_deberta, frame)
     assert any(isinstance(m, FusedDisentangledAttention) for m in fused._prepared.modules())
     assert not any(isinstance(m, FusedDisentangledAttention) for m in stock._prepared.modules())
     a, b = fused.score(frame), stock.score(frame)
+    assert (fused.runtime_info()["attention"], stock.runtime_info()["attention"]) == (
+        "fused",
+        "stock",
+    )
     assert np.ptp(b) > 0.05
     np.testing.assert_allclose(a, b, atol=1e-5, rtol=0)
 

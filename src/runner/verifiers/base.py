@@ -445,9 +445,9 @@ class Verifier(BaseEstimator):
         dict
             ``model`` (path / Hub id, or ``random:<arch>``), ``revision``, ``weights``,
             ``n_parameters``, ``device``, ``threads``, ``batch_size``, ``dtype``,
-            ``quantize``, ``precision``, ``evidence``, ``top_k``, ``max_length``,
-            ``tokenizer``; after a `score` call also ``mean_tokens_per_example`` and
-            ``truncation``.
+            ``quantize``, ``precision``, ``attention`` (DeBERTa's ``fused`` / ``stock``,
+            else ``stock``), ``evidence``, ``top_k``, ``max_length``, ``tokenizer``;
+            after a `score` call also ``mean_tokens_per_example`` and ``truncation``.
         """
         import torch
 
@@ -466,6 +466,7 @@ class Verifier(BaseEstimator):
             "dtype": self.dtype,
             "quantize": self.quantize,
             "precision": self.precision_name,
+            "attention": getattr(self, "attention", "stock"),
             "evidence": self.evidence,
             "top_k": self.top_k if self.evidence == "top_k_sentences" else None,
             "max_length": self.max_length,
