@@ -121,6 +121,15 @@ SPECS = {
     },
 }
 
+TINY_BERT = {
+    "hidden_size": 16,
+    "num_hidden_layers": 1,
+    "num_attention_heads": 2,
+    "intermediate_size": 32,
+    "vocab_size": 50,
+}
+"""A toy BertConfig: a model with neither disentangled attention nor a verifier head."""
+
 TINY_ARCH = {
     "deberta": {
         "name": "tiny_deberta",

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+from tests.verifiers.conftest import TINY_BERT
 from transformers import (
     BertConfig,
     BertForSequenceClassification,
@@ -123,15 +124,7 @@ def test_bfloat16_autocast_runs_through_the_fused_path():
 
 
 def test_a_model_without_disentangled_attention_is_refused():
-    bert = BertForSequenceClassification(
-        BertConfig(
-            hidden_size=16,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            intermediate_size=32,
-            vocab_size=50,
-        )
-    )
+    bert = BertForSequenceClassification(BertConfig(**TINY_BERT))
     with pytest.raises(ValueError, match="DisentangledSelfAttention"):
         fused_copy(bert)
 

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+from tests.verifiers.conftest import TINY_BERT
 from transformers import (
     AutoModelForSequenceClassification,
     AutoModelForTokenClassification,
@@ -73,15 +74,7 @@ def test_the_head_stays_float32_and_the_original_is_untouched(tiny_deberta, mixe
 
 
 def test_mixed_needs_a_down_projection():
-    bare = BertModel(
-        BertConfig(
-            hidden_size=16,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            intermediate_size=32,
-            vocab_size=50,
-        )
-    )
+    bare = BertModel(BertConfig(**TINY_BERT))
     renamed = torch.nn.Sequential(torch.nn.Linear(4, 4))
     assert linear_roles(bare)["encoder.layer.0.output.dense"] == "down_projection"
     with pytest.raises(ConfigError, match="int8_dynamic"):
