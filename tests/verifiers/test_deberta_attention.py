@@ -146,3 +146,12 @@ def test_the_verifier_scores_the_same_with_either_attention(tiny_deberta, frame)
 def test_an_unknown_attention_is_a_config_error(tiny_deberta):
     with pytest.raises(ConfigError, match="attention"):
         DebertaNLIVerifier(model=str(tiny_deberta), attention="flash")
+
+
+def test_fused_attention_on_a_model_without_it_says_how_to_fix():
+    from runner.verifiers.loading import prepare
+
+    bert = BertForSequenceClassification(BertConfig(**TINY_BERT))
+    with pytest.raises(ConfigError, match="attention to stock"):
+        prepare(bert, "cpu", None, fused_attention=True)
+    assert prepare(bert, "cpu", None, fused_attention=False) is bert

@@ -284,7 +284,13 @@ def prepare(model: Any, device: str, quantize: str | None, fused_attention: bool
     if fused_attention:
         from runner.verifiers.deberta_attention import fused_copy
 
-        model = fused_copy(model)
+        try:
+            model = fused_copy(model)
+        except ValueError as err:
+            raise ConfigError(
+                f"attention fused applies to DeBERTa-v2/v3 models only ({err}); "
+                f"set the verifier's attention to stock"
+            ) from err
     if quantize is not None:
         from runner.verifiers.quantization import quantize_int8
 
