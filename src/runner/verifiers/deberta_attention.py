@@ -39,10 +39,6 @@ import torch
 from torch import nn
 from torch.nn.functional import scaled_dot_product_attention
 
-ATTENTION = ("fused", "stock")
-"""Attention implementations a DeBERTa verifier may use."""
-
-
 def _attention_class() -> type:
     from transformers.models.deberta_v2.modeling_deberta_v2 import DisentangledSelfAttention
 

@@ -24,9 +24,12 @@ import pandas as pd
 
 from runner.errors import ConfigError
 from runner.verifiers.base import INFERENCE_SETTINGS, Verifier, log_odds_against, softmax
-from runner.verifiers.deberta_attention import ATTENTION
 from runner.verifiers.encoding import Encoded, encode_pairs
 from runner.verifiers.loading import LoadedModel
+
+
+ATTENTION = ("fused", "stock")
+"""Attention implementations: `runner.verifiers.deberta_attention` or transformers' own."""
 
 
 def find_label(id2label: dict[Any, str], name: str, model: str) -> int:
