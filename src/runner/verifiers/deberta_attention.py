@@ -39,6 +39,7 @@ import torch
 from torch import nn
 from torch.nn.functional import scaled_dot_product_attention
 
+
 def _attention_class() -> type:
     from transformers.models.deberta_v2.modeling_deberta_v2 import DisentangledSelfAttention
 

@@ -27,7 +27,6 @@ from runner.verifiers.base import INFERENCE_SETTINGS, Verifier, log_odds_against
 from runner.verifiers.encoding import Encoded, encode_pairs
 from runner.verifiers.loading import LoadedModel
 
-
 ATTENTION = ("fused", "stock")
 """Attention implementations: `runner.verifiers.deberta_attention` or transformers' own."""
 
