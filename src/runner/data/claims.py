@@ -119,15 +119,11 @@ class WiceConf:
 
 
 @dataclass
-class WiceOracleConf:
+class WiceOracleConf(WiceConf):
     """Parameters of `load_wice_oracle` (oracle evidence chunks, several per claim)."""
 
     _target_: str = "runner.data.claims.load_wice_oracle"
     name: str = "wice_oracle"
-    split: str = "test"
-    path: Optional[str] = None
-    limit: Optional[int] = None
-    data_dir: Optional[str] = None
 
 
 @dataclass
