@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from omegaconf import OmegaConf
+from tests.claims.judges.conftest import tiny_models
 
 from runner.claims.ensembles import and_rule, cascade_rule, vote_rule
 from runner.data.claims import load_claims_jsonl
@@ -19,17 +18,6 @@ from runner.studies import claims_verification as cv
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "tests" / "fixtures" / "claims" / "claims_example.jsonl"
-_HELPER = ROOT / "tests" / "fixtures" / "claims" / "tiny_models.py"
-
-
-def tiny_models():
-    name = "claims_tiny_models"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, _HELPER)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 # --------------------------------------------------------------------------- pieces
