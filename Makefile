@@ -14,7 +14,8 @@ UI_PORT ?= 5000
 STUDIES := rq1_cheap_signals rq2_grouped_cv rq3_operating_points rq4_verifier_cost \
            rq5_source_shift hri_example hri_calibration claims_verification
 
-.PHONY: setup test test-fast reproduce tables ui bench lint format clean $(STUDIES)
+.PHONY: setup test test-fast reproduce tables ui services services-stop services-status bench \
+        lint format clean $(STUDIES)
 
 setup:  ## create .venv and install the project with its pins
 	python3.11 -m venv .venv || python3 -m venv .venv
@@ -42,6 +43,15 @@ tables:  ## re-render tables, figures and REPRODUCTION.md from logged outputs (n
 ui:  ## MLflow UI on 127.0.0.1 over the SQLite backend
 	$(PY) -m mlflow server --backend-store-uri sqlite:///$(abspath artifacts)/mlflow.db \
 	  --default-artifact-root $(abspath artifacts)/mlruns --host 127.0.0.1 --port $(UI_PORT) --workers 1
+
+services:  ## local stack on 127.0.0.1: PostgreSQL, mlflow server over it, Ray head (docs/scale_out.md)
+	PY=$(abspath $(PY)) bash scripts/services.sh start
+
+services-stop:  ## stop what `make services` started, each by its PID
+	PY=$(abspath $(PY)) bash scripts/services.sh stop
+
+services-status:  ## what runs where
+	PY=$(abspath $(PY)) bash scripts/services.sh status
 
 bench:  ## cost benchmarks: ratios against a baseline measured in the same process
 	$(PY) scripts/bench_features.py

@@ -103,6 +103,7 @@ def run(cfg: DictConfig) -> RunOutcome:
     from runner.reporting.outputs import write_outputs
 
     params = check_config(cfg)
+    tracking.check(cfg)
     study = load_study(cfg.study.name)
     started = time.perf_counter()
     data = load_data(cfg)

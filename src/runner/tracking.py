@@ -5,7 +5,9 @@ Logged: the flattened config as params, every table cell as a metric
 interval), and the output folder (scores, tables, figures, runtime, manifest) as
 artifacts. The default backend is SQLite under `artifacts/` with an explicit artifact
 root: MLflow 3's file store refuses to run without an opt-in flag, and SQLite gives the
-UI search and comparison.
+UI search and comparison. With `tracking=server` an MLflow tracking server (http/https)
+takes everything, artifacts included: the experiment gets the server's default location
+(proxied `mlflow-artifacts:/`), so a job on another machine needs no shared disk.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from runner.errors import ConfigError
 from runner.results import StudyResult
 
 log = logging.getLogger(__name__)
@@ -59,12 +62,73 @@ def cell_metrics(result: StudyResult) -> dict[str, float]:
     return metrics
 
 
-def resolve_uri(cfg: DictConfig) -> tuple[str, str]:
-    """Tracking URI and artifact root, defaulting to SQLite + a folder under artifacts/."""
+def is_server(uri: str | None) -> bool:
+    """True for a tracking server's URI (MLflow's REST API over http or https)."""
+    return bool(uri) and str(uri).startswith(("http://", "https://"))
+
+
+def resolve_uri(cfg: DictConfig) -> tuple[str, str | None]:
+    """Tracking URI and artifact root, defaulting to SQLite + a folder under artifacts/.
+
+    A server keeps artifacts where it decides (root None) unless `artifact_root` is set.
+    """
     artifacts = Path(cfg.paths.artifacts_dir)
     uri = cfg.tracking.uri or f"sqlite:///{artifacts / 'mlflow.db'}"
+    if is_server(uri):
+        return uri, cfg.tracking.artifact_root
     root = cfg.tracking.artifact_root or str(artifacts / "mlruns")
     return uri, root
+
+
+def check(cfg: DictConfig, timeout: float = 10.0) -> None:
+    """Fail before any work when the configured tracking target cannot take a run.
+
+    `tracking=server` without an http(s) URI would otherwise fall back to local SQLite,
+    and an unreachable server would only fail after the study has run.
+    """
+    if not cfg.tracking.enabled:
+        return
+    uri = cfg.tracking.uri
+    if cfg.tracking.get("server") and not is_server(uri):
+        raise ConfigError(
+            f"tracking=server needs tracking.uri=http://HOST:PORT (or MLFLOW_TRACKING_URI); "
+            f"got {uri!r}"
+        )
+    if is_server(uri):
+        import urllib.request
+
+        health = f"{str(uri).rstrip('/')}/health"
+        try:
+            with urllib.request.urlopen(health, timeout=timeout) as resp:
+                ok = resp.status == 200
+        except OSError as exc:
+            raise ConfigError(f"tracking.uri={uri}: no MLflow server answers ({exc})") from exc
+        if not ok:
+            raise ConfigError(f"tracking.uri={uri}: {health} answered {resp.status}, not 200")
+
+
+def _experiment_id(client: Any, name: str, root: str | None) -> str:
+    """The experiment's id, creating it if needed; parallel sweep jobs may race to create it."""
+    from mlflow.exceptions import MlflowException
+
+    experiment = client.get_experiment_by_name(name)
+    if experiment is not None:
+        return experiment.experiment_id
+    kwargs = {}
+    if root is not None and "://" in root:
+        kwargs["artifact_location"] = root
+    elif root is not None:
+        Path(root).mkdir(parents=True, exist_ok=True)
+        kwargs["artifact_location"] = Path(root).as_uri()
+    try:
+        return client.create_experiment(name, **kwargs)
+    except MlflowException as exc:
+        if exc.error_code != "RESOURCE_ALREADY_EXISTS":
+            raise
+        experiment = client.get_experiment_by_name(name)  # another job created it first
+        if experiment is None:
+            raise
+        return experiment.experiment_id
 
 
 def log_run(
@@ -82,12 +146,7 @@ def log_run(
         Path(uri.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
     client = mlflow.MlflowClient(tracking_uri=uri)
     name = cfg.tracking.experiment_name or cfg.experiment
-    experiment = client.get_experiment_by_name(name)
-    if experiment is None:
-        Path(root).mkdir(parents=True, exist_ok=True)
-        experiment_id = client.create_experiment(name, artifact_location=Path(root).as_uri())
-    else:
-        experiment_id = experiment.experiment_id
+    experiment_id = _experiment_id(client, name, root)
     tags = {
         "study": cfg.study.name,
         "git_commit": str(manifest["git"]["commit"]),
