@@ -119,6 +119,8 @@ start_ray() {
   tmp="$(mktemp -d /tmp/runner-ray.XXXXXX)"
   echo "$tmp" > "$STATE/ray.tmpdir"
   # every port Ray would otherwise take at a fixed number is chosen free
+  # and `stop` waits 5 s, not 30, for running tasks to drain
+  RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S=5 \
   AUTOSCALER_METRIC_PORT="$(free_port)" DASHBOARD_METRIC_PORT="$(free_port)" \
   setsid "$BIN/ray" start --head --block --node-ip-address=127.0.0.1 --port="$port" \
     --num-cpus="$RAY_CPUS" --object-store-memory="$RAY_STORE_BYTES" \
@@ -174,6 +176,9 @@ stop() {
   if alive "$STATE/postgres.pid"; then
     # pg_ctl stops the server through its PID file (postmaster.pid), waiting for it
     as_pg "$(pg_bindir)/pg_ctl" -D "$STATE/pg/data" -m fast -w stop >/dev/null
+    # pg_ctl returns once postmaster.pid is gone; the process itself exits just after
+    for i in $(seq 60); do alive "$STATE/postgres.pid" || break; sleep 0.5; done
+    alive "$STATE/postgres.pid" && die "postgres (PID $(cat "$STATE/postgres.pid")) still runs"
     echo "stopped postgres (PID $(cat "$STATE/postgres.pid"))"
   fi
   rm -f "$STATE/postgres.pid" "$STATE/services.env"
