@@ -78,6 +78,7 @@ SCHEMA_MODULES: tuple[str, ...] = (
     "runner.gates.config",
     "runner.claims.hri_config",
     "runner.data.claims",
+    "runner.data.rag_file",
     "runner.claims.judges.config",
     "runner.claims.span_detector",
     "runner.verifiers.config",
