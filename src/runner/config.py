@@ -64,6 +64,7 @@ class RunConfig:
     verifiers: dict[str, Any] = field(default_factory=dict)
     judges: dict[str, Any] = field(default_factory=dict)
     span_detector: Any = None
+    routing: Any = None
     paths: PathsConf = field(default_factory=PathsConf)
 
 
@@ -82,6 +83,7 @@ SCHEMA_MODULES: tuple[str, ...] = (
     "runner.claims.judges.config",
     "runner.claims.span_detector",
     "runner.verifiers.config",
+    "runner.routing.config",
 )
 
 

@@ -58,7 +58,10 @@ def check_config(cfg: DictConfig) -> Any:
         if not target:
             raise ConfigError(f"{key}: no _target_ (which class or function builds it?)")
         _check_importable(key, target)
-    return OmegaConf.to_object(params)
+    typed = OmegaConf.to_object(params)
+    if hasattr(study, "check"):  # study-specific checks that still need no data
+        study.check(cfg, typed)
+    return typed
 
 
 def _check_importable(key: str, target: str) -> None:
@@ -101,6 +104,7 @@ def run(cfg: DictConfig) -> RunOutcome:
     """Run one experiment end to end and return what it produced."""
     from runner import tracking
     from runner.reporting.outputs import write_outputs
+    from runner.routing.hooks import after_logging, after_outputs
 
     params = check_config(cfg)
     study = load_study(cfg.study.name)
@@ -110,5 +114,7 @@ def run(cfg: DictConfig) -> RunOutcome:
     result.runtime.setdefault("study_seconds", round(time.perf_counter() - started, 3))
     output_dir = Path(cfg.paths.output_dir)
     manifest = write_outputs(cfg, result, data, output_dir, figures=getattr(study, "figures", None))
+    after_outputs(study, result, output_dir)
     run_id = tracking.log_run(cfg, result, output_dir, manifest)
+    after_logging(cfg, result, run_id, output_dir)
     return RunOutcome(result=result, output_dir=output_dir, mlflow_run_id=run_id)
