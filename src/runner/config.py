@@ -84,6 +84,7 @@ SCHEMA_MODULES: tuple[str, ...] = (
     "runner.claims.span_detector",
     "runner.verifiers.config",
     "runner.routing.config",
+    "runner.routing.audit",
 )
 
 

@@ -44,7 +44,7 @@ TITLES = {
     "operating": "Operating points out of fold (grouped CV), 95 % context-group bootstrap CI",
     "base_rate": "Rows and hallucinated share per scope",
     "leave_source_out": "Leave one source out: gate fitted on the other sources, 95 % CI",
-    "target_labels": "Target labels only: fitted on k labelled rows of the source (mean over seeds)",
+    "target_labels": "Target labels only: fitted on k rows of the source (mean over seeds)",
 }
 
 
