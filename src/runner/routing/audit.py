@@ -104,10 +104,10 @@ def load_audit_labels(
         decision, marked = by_id.at[ident, "decision"], bool(by_id.at[ident, "audit"])
         if decision != "accept" or (scope == "marked" and not marked):
             what = "accepted" if decision != "accept" else "marked for audit"
+            pool = "the marked sample" if scope == "marked" else "accepted rows"
             raise DataError(
                 f"row {ident!r} was not {what} (decision {decision!r}); the audit estimates "
-                f"the accepted risk from {'the marked sample' if scope == 'marked' else 'accepted rows'}"
-                f" (dataset.scope={scope})",
+                f"the accepted risk from {pool} (dataset.scope={scope})",
                 file=str(lab_path),
                 row=row,
                 field=id_column,

@@ -75,7 +75,9 @@ class RoutingModel(_pyfunc_base()):
             {"risk": risk, "decision": decide(risk, self.review_at, self.accept_at).astype(str)}
         )
 
-    def predict(self, context: Any, model_input: Any, params: dict | None = None) -> pd.DataFrame:
+    def predict(
+        self, context, model_input, params=None
+    ):  # untyped: MLflow would read hints as a schema
         """MLflow's entry point: validate, then score; bad input is a 400 naming the field."""
         from mlflow.exceptions import MlflowException
         from mlflow.protos.databricks_pb2 import INVALID_PARAMETER_VALUE

@@ -125,7 +125,8 @@ def parse_model_uri(uri: str) -> tuple[str, str | None, str | None]:
     match = _URI.match(uri or "")
     if not match:
         raise ConfigError(
-            f"routing.model_uri={uri!r}: expected models:/<name>@<alias> or models:/<name>/<version>"
+            f"routing.model_uri={uri!r}: expected models:/<name>@<alias> or "
+            "models:/<name>/<version>"
         )
     return match["name"], match["alias"], match["version"]
 
@@ -147,7 +148,9 @@ def load_routed_model(cfg: DictConfig, uri: str) -> RoutedModel:
             else client.get_model_version(name, number)
         )
     except MlflowException as exc:
-        raise ConfigError(f"routing.model_uri={uri!r}: not in the registry at {tracking} ({exc})")
+        raise ConfigError(
+            f"routing.model_uri={uri!r}: not in the registry at {tracking} ({exc})"
+        ) from None
     pyfunc = mlflow.pyfunc.load_model(f"models:/{name}/{mv.version}")
     return RoutedModel(
         pyfunc=pyfunc,
