@@ -195,7 +195,7 @@ def test_contract_config_errors_fail_before_any_data_is_read(tmp_path):
         (["experiment=fit_gate", "routing.accept_rule=risk_controlled"], "max_accepted_risk"),
         (["experiment=fit_gate", "routing.gate=nope"], "not a configured gate"),
         (["experiment=fit_gate", "tracking=off"], "tracking=off"),
-        (["experiment=route"], "routing.model_uri"),
+        (["experiment=route", "routing.model_uri=null"], "routing.model_uri"),
         (["experiment=route", "routing.model_uri=ragscope_e"], "models:/"),
     ):
         with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):

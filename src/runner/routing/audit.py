@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pandas as pd
 from omegaconf import MISSING
-from scipy.stats import binomtest
 
 from runner.data.base import LoadedData, as_id, fingerprint_files, frame_fingerprint
 from runner.data.rag_file import _read, parse_label
@@ -165,6 +164,8 @@ class AuditEstimate:
 
 def estimate(labels: pd.Series, target: float | None, level: float = 0.95) -> AuditEstimate:
     """Clopper-Pearson interval of the hallucinated share and the verdict against `target`."""
+    from scipy.stats import binomtest
+
     n, k = len(labels), int(labels.sum())
     ci = binomtest(k, n).proportion_ci(confidence_level=level, method="exact")
     if target is None:
