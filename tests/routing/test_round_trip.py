@@ -185,6 +185,31 @@ def test_unseen_sources_are_reported_and_handled_by_policy(fitted, tmp_path):
     assert decisions["unseen_source"].sum() == 2
 
 
+def test_a_verifier_scores_only_the_verify_band_of_the_cascade(fitted):
+    artifacts, _ = fitted
+    out = experiment(
+        artifacts,
+        "route",
+        f"dataset.path={FIXTURE}",
+        "routing.model_uri=models:/ragscope_e@champion",
+        "routing.verifier=lexical",
+        "+verifiers.lexical._target_=runner.gates.FeatureGate",
+        "+verifiers.lexical.feature=rouge_l_risk",
+    )
+    decisions = pd.read_parquet(out.output_dir / "decisions.parquet")
+    band = decisions["decision"] == "verify"
+    assert band.any()
+    assert decisions.loc[band, "lexical_risk"].notna().all()
+    assert decisions.loc[~band, "lexical_risk"].isna().all()
+    cascade = out.result.runtime["cascade"]
+    assert cascade["verify_rows"] == int(band.sum())
+    share = band.mean()
+    expected = (
+        out.result.runtime["gate_ms_per_example"] + share * cascade["verifier_ms_per_verified_row"]
+    )
+    assert cascade["cascade_ms_per_example"] == pytest.approx(expected)
+
+
 def test_contract_config_errors_fail_before_any_data_is_read(tmp_path):
     missing = tmp_path / "does_not_exist.jsonl"
     for overrides, needle in (
@@ -197,6 +222,7 @@ def test_contract_config_errors_fail_before_any_data_is_read(tmp_path):
         (["experiment=fit_gate", "tracking=off"], "tracking=off"),
         (["experiment=route", "routing.model_uri=null"], "routing.model_uri"),
         (["experiment=route", "routing.model_uri=ragscope_e"], "models:/"),
+        (["experiment=route", "routing.verifier=nli"], "not a configured verifier"),
     ):
         with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
             cfg = compose(
