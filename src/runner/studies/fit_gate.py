@@ -10,6 +10,7 @@ pipeline logs it into this run, registers it and sets the alias.
 
 from __future__ import annotations
 
+import logging
 import subprocess
 from dataclasses import dataclass
 
@@ -27,6 +28,8 @@ from runner.routing.registry import ModelSpec
 from runner.routing.thresholds import contract_thresholds
 from runner.studies import _ragscope as rs
 from runner.studies.operating_report import require_labels
+
+log = logging.getLogger(__name__)
 
 TITLES = {
     "contract": "The routing contract on the out-of-fold scores",
@@ -88,6 +91,15 @@ def run(cfg: DictConfig, data, params: Params) -> StudyResult:
         routing.max_accepted_risk,
         routing.delta,
     )
+    if rc is not None and rc.valid_candidates == 0:
+        log.warning(
+            "risk control: no accepted share has accepted risk <= %s with probability %s on "
+            "%d labelled rows; nothing will be accepted (more labelled rows, or a larger "
+            "routing.delta, give the guarantee room)",
+            routing.max_accepted_risk,
+            1 - routing.delta,
+            len(frame),
+        )
     result = StudyResult(scores=scores, titles=dict(TITLES))
     accept_budget = thresholds.accept_share if rc is not None else routing.accept_budget
     stats = rp.add_operating_table(
