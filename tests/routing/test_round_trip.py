@@ -98,6 +98,27 @@ def test_thresholds_reproduce_the_budgets_on_the_training_oof_scores(fitted):
     assert n == 80
 
 
+def test_a_risk_controlled_fit_records_the_guarantee_and_the_share_it_gives(tmp_path):
+    out = experiment(
+        tmp_path,
+        "fit_gate",
+        f"dataset.path={FIXTURE}",
+        "routing.accept_rule=risk_controlled",
+        "routing.max_accepted_risk=0.15",
+        "routing.delta=0.5",  # 80 rows: a loose delta leaves the guarantee some room
+        "routing.model_name=fixture_rc",
+    )
+    meta = out.result.model.metadata
+    rc = meta["risk_control"]
+    assert (rc["max_accepted_risk"], rc["delta"], meta["accepted_risk_target"]) == (0.15, 0.5, 0.15)
+    assert rc["valid_candidates"] >= 1 and 0 < rc["accepted_share"] <= 1 - 0.1
+    assert rc["empirical_accepted_risk"] <= 0.15
+    assert meta["thresholds"]["rule"] == "risk_controlled"
+    assert meta["thresholds"]["accept_share"] == pytest.approx(rc["accepted_share"])
+    cells = out.result.cells_frame().set_index(["table", "row", "column"])["value"]
+    assert cells[("contract", "OOF", "accept share")] == pytest.approx(rc["accepted_share"])
+
+
 def test_the_registered_model_loads_and_scores_in_a_fresh_process(fitted):
     artifacts, outcome = fitted
     rows = pd.read_json(FIXTURE, lines=True).head(5)
