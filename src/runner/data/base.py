@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from runner.errors import DataError
+from runner.errors import ConfigError, DataError
 
 logger = logging.getLogger(__name__)
 
@@ -317,7 +317,7 @@ def span_problem(value: Any, answer: str) -> str | None:
         value = value.tolist()
     if not isinstance(value, (list, tuple)):
         return f"spans must be a list of span dicts, got {type(value).__name__}"
-    for k, span in enumerate(value):
+    for k, span in enumerate(value, start=1):  # numbered from 1, like JSONL rows
         if not isinstance(span, Mapping):
             return f"span {k} must be a dict, got {type(span).__name__}"
         start, end = span.get("start"), span.get("end")
@@ -492,3 +492,29 @@ def _plain(row: Any) -> int | str:
     if isinstance(row, (int, np.integer)):
         return int(row)
     return str(row)
+
+
+def check_split_file(
+    dataset: str, split: object, path: str | Path | None, splits: Sequence[str]
+) -> None:
+    """Raise `ConfigError` unless `split` is one of `splits` and agrees with `path`'s name.
+
+    Why: the split is recorded with the run (manifest, tables); a ``dataset.path`` to
+    ``test.parquet`` with ``dataset.split=train`` would read the test rows and record
+    "train". A file named after another split (``<split>.parquet`` / ``.jsonl``) is
+    refused, naming both settings; a file named otherwise is the user's word for its split.
+    Needs no data: the dataset schemas run it in the config check.
+    """
+    if not isinstance(split, str) or split not in splits:
+        raise ConfigError(
+            f"{dataset}: dataset.split={split!r} does not exist; valid splits: {', '.join(splits)}"
+        )
+    if path is None:
+        return
+    target = Path(str(path))
+    stem = target.name.split(".", 1)[0]
+    if target.suffix and stem in splits and stem != split:
+        raise ConfigError(
+            f"{dataset}: dataset.split={split} but dataset.path={target} is the {stem!r} "
+            f"split; set dataset.split={stem}, or point dataset.path at the {split} file"
+        )
