@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 
 import datasets
 import pandas as pd
@@ -321,10 +320,8 @@ def test_offline_without_data_fails_at_once_with_instructions(tmp_path, monkeypa
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setattr(hub, "hub_reachable", _must_not_be_called)
     monkeypatch.setattr(datasets, "load_dataset", _must_not_be_called)
-    start = time.perf_counter()
-    with pytest.raises(DataNotFoundError) as caught:
+    with pytest.raises(DataNotFoundError) as caught:  # no probe, no download: at once
         load_ragtruth(data_dir=tmp_path)
-    assert time.perf_counter() - start < 2.0
     message = str(caught.value)
     assert "RUNNER_DATA_DIR" in message and "ragtruth/test.parquet" in message
     assert "wandb/RAGTruth-processed" in message and "python -c" in message
