@@ -58,6 +58,9 @@ def env(tmp_path):
         (["split.n_splits=1"], "split.n_splits must be an integer ≥ 2"),
         (["+bootstrap.n_resamplez=5"], "bootstrap.n_resamplez: unknown key"),
         (["dataset.split=nonexistent"], "valid splits: train, test"),
+        (["split.n_splits=abc"], "'abc' of type 'str' could not be converted to Integer"),
+        (["bootstrap.n_resamplez=5"], "Key 'n_resamplez' not in 'BootstrapConf'"),
+        (["split=nosuch"], "Available options in 'split': grouped_kfold, kfold, leave"),
         (
             ["dataset.split=train", "dataset.path=/nowhere/ragtruth/test.parquet"],
             "set dataset.split=test",
