@@ -22,6 +22,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from runner.errors import ConfigError, RunnerError
 from runner.results import StudyResult
+from runner.schema_checks import check_known_keys, check_schema_values
 from runner.studies import load_study
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,13 @@ class RunOutcome:
 
 
 def check_config(cfg: DictConfig) -> Any:
-    """Validate everything that needs no data; return the study's typed params."""
+    """Validate everything that needs no data; return the study's typed params.
+
+    In order: keys unknown to their schema (also those added with ``+``), the study's
+    params, importable targets, schema values (``__post_init__``: bootstrap, split,
+    dataset provenance), and the splitter's own constructor checks.
+    """
+    check_known_keys(cfg)
     study = load_study(cfg.study.name)
     try:
         params = OmegaConf.merge(OmegaConf.structured(study.Params), cfg.study.params)
@@ -58,10 +65,23 @@ def check_config(cfg: DictConfig) -> Any:
         if not target:
             raise ConfigError(f"{key}: no _target_ (which class or function builds it?)")
         _check_importable(key, target)
+    check_schema_values(cfg)
+    if cfg.get("split") is not None:
+        _build("split", cfg.split)
     typed = OmegaConf.to_object(params)
     if hasattr(study, "check"):  # study-specific checks that still need no data
         study.check(cfg, typed)
     return typed
+
+
+def _build(key: str, node: DictConfig) -> Any:
+    """`instantiate(node)`, with a part's own `RunnerError` unwrapped from Hydra's wrapper."""
+    try:
+        return instantiate(node, _convert_="all")
+    except InstantiationException as exc:
+        if isinstance(exc.__cause__, RunnerError):
+            raise exc.__cause__ from None
+        raise ConfigError(f"{key}: cannot build {node.get('_target_')}: {exc}") from exc
 
 
 def _check_importable(key: str, target: str) -> None:

@@ -36,6 +36,8 @@ from runner.data.base import (
     frame_fingerprint,
     group_key,
     is_missing,
+    read_jsonl,
+    read_text,
     sha256_file,
 )
 from runner.errors import ConfigError, DataError, DataNotFoundError
@@ -154,8 +156,8 @@ def load_rag_file(
         raise ConfigError(f"dataset.path={path!r}: extension must be one of {', '.join(SUFFIXES)}")
     if not file.is_file():
         raise DataNotFoundError(f"{file} not found: rag_file needs path=<your data file>")
-    records, rows = _read(file)
     issues = IssueLog(skip_invalid=skip_invalid)
+    records, rows = read_records(file, issues)
     present = _map_header(records, columns, extra_columns, str(file))
     out, kept_rows, ids = [], [], {}
     labelled = "label" in present
@@ -223,30 +225,20 @@ def _count(series: pd.Series) -> dict[str, int]:
     return {str(k): int(v) for k, v in sorted(Counter(series.tolist()).items())}
 
 
-def decode_text(file: Path) -> str:
-    """The file's text as UTF-8 (a leading BOM is dropped); bad bytes name line and offset."""
-    raw = file.read_bytes()
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise DataError(
-            f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at byte offset {exc.start} "
-            f"({exc.reason}); save the file as UTF-8",
-            file=str(file),
-            row=line,
-        ) from exc
+def read_records(file: Path, issues: IssueLog) -> tuple[list[dict], list[int]]:
+    """Records and their user-visible row numbers, by file extension.
 
-
-def _read(file: Path) -> tuple[list[dict], list[int]]:
-    """Records and their user-visible row numbers, by file extension."""
+    Text files are decoded by `runner.data.base.text_lines`, so a byte that is not UTF-8
+    names the line and the byte offset (and ``skip_invalid`` skips just that JSONL line).
+    """
     suffix = file.suffix.lower()
     if suffix == ".jsonl":
-        return _read_jsonl(file)
+        pairs, _ = read_jsonl(file, issues)
+        return [rec for _, rec in pairs], [line for line, _ in pairs]
     if suffix == ".csv":
         import io
 
-        text = decode_text(file)
+        text = read_text(file).removeprefix("\ufeff")  # a BOM from spreadsheet exports
         try:
             frame = pd.read_csv(
                 io.StringIO(text), dtype=str, keep_default_na=False, na_filter=False
@@ -263,26 +255,6 @@ def _read(file: Path) -> tuple[list[dict], list[int]]:
             f"cannot read Parquet: {type(exc).__name__}: {exc}", file=str(file)
         ) from exc
     return frame.to_dict("records"), list(range(len(frame)))
-
-
-def _read_jsonl(file: Path) -> tuple[list[dict], list[int]]:
-    records, rows = [], []
-    for number, line in enumerate(decode_text(file).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"line is not valid JSON: {exc}", file=str(file), row=number) from exc
-        if not isinstance(record, dict):
-            raise DataError(
-                f"line must be a JSON object, got {type(record).__name__}",
-                file=str(file),
-                row=number,
-            )
-        records.append(record)
-        rows.append(number)
-    return records, rows
 
 
 def _map_header(

@@ -16,8 +16,8 @@ from pathlib import Path
 import pandas as pd
 from omegaconf import MISSING
 
-from runner.data.base import LoadedData, as_id, fingerprint_files, frame_fingerprint
-from runner.data.rag_file import _read, parse_label
+from runner.data.base import IssueLog, LoadedData, as_id, fingerprint_files, frame_fingerprint
+from runner.data.rag_file import parse_label, read_records
 from runner.errors import ConfigError, DataError, DataNotFoundError
 
 SCOPES = ("marked", "accepted")
@@ -81,7 +81,7 @@ def load_audit_labels(
         if column not in routed.columns:
             raise DataError("not a decisions file", file=str(dec_path), row="header", field=column)
     by_id = routed.set_index("id")
-    records, rows = _read(lab_path)
+    records, rows = read_records(lab_path, IssueLog(skip_invalid=False))
     out, seen = [], {}
     for row, rec in zip(rows, records, strict=True):
         ident = as_id(rec.get(id_column))
