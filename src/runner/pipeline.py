@@ -31,11 +31,12 @@ PART_GROUPS = ("gates", "verifiers", "judges")
 
 @dataclass
 class RunOutcome:
-    """What a finished run left behind."""
+    """What a finished run left behind; `output_dir` is the run's own folder."""
 
     result: StudyResult
     output_dir: Path
     mlflow_run_id: str | None
+    run_id: str | None = None
 
 
 def check_config(cfg: DictConfig) -> Any:
@@ -97,18 +98,51 @@ def load_data(cfg: DictConfig) -> Any:
         raise
 
 
+def check_output_settings(cfg: DictConfig) -> int | None:
+    """`paths.keep_runs`: null (keep every run) or a positive number of runs to keep."""
+    keep = cfg.paths.get("keep_runs")
+    if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 1):
+        raise ConfigError(
+            f"paths.keep_runs must be a positive int or null (keep all), got {keep!r}"
+        )
+    return keep
+
+
 def run(cfg: DictConfig) -> RunOutcome:
-    """Run one experiment end to end and return what it produced."""
+    """Run one experiment end to end and return what it produced.
+
+    The outputs go into a new run folder under `paths.output_dir` (the experiment's
+    folder); `latest` there switches to it only once it is complete
+    (`runner.reporting.run_folders`).
+    """
     from runner import tracking
+    from runner.reporting.manifest import RunInfo
     from runner.reporting.outputs import write_outputs
+    from runner.reporting.run_folders import RunFolder, publish
 
     params = check_config(cfg)
+    keep_runs = check_output_settings(cfg)
     study = load_study(cfg.study.name)
-    started = time.perf_counter()
-    data = load_data(cfg)
-    result = study.run(cfg, data, params)
-    result.runtime.setdefault("study_seconds", round(time.perf_counter() - started, 3))
-    output_dir = Path(cfg.paths.output_dir)
-    manifest = write_outputs(cfg, result, data, output_dir, figures=getattr(study, "figures", None))
-    run_id = tracking.log_run(cfg, result, output_dir, manifest)
-    return RunOutcome(result=result, output_dir=output_dir, mlflow_run_id=run_id)
+    folder = RunFolder.create(Path(cfg.paths.output_dir))
+    info = RunInfo(run_id=folder.run_id)
+    try:
+        started = time.perf_counter()
+        data = load_data(cfg)
+        result = study.run(cfg, data, params)
+        result.runtime.setdefault("study_seconds", round(time.perf_counter() - started, 3))
+        manifest = write_outputs(
+            cfg,
+            result,
+            data,
+            folder.tmp_dir,
+            figures=getattr(study, "figures", None),
+            run_info=info,
+        )
+        run_dir = publish(folder, keep_runs=keep_runs)
+    except BaseException:
+        folder.discard()
+        raise
+    mlflow_id = tracking.log_run(cfg, result, run_dir, manifest)
+    return RunOutcome(
+        result=result, output_dir=run_dir, mlflow_run_id=mlflow_id, run_id=info.run_id
+    )

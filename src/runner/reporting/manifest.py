@@ -10,6 +10,8 @@ import datetime as dt
 import importlib.metadata as md
 import platform
 import subprocess
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
@@ -33,6 +35,31 @@ PACKAGES = (
     "mlflow",
     "matplotlib",
 )
+
+
+@dataclass
+class RunInfo:
+    """Identity and timing of one run, filled in by the pipeline as the run goes.
+
+    `started_perf` is `time.perf_counter()` at the start, so the manifest's wall time is a
+    monotonic difference, not two wall-clock readings.
+    """
+
+    run_id: str
+    started_utc: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+    started_perf: float = field(default_factory=time.perf_counter)
+    overrides: list[str] = field(default_factory=list)
+    mlflow_run_id: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The manifest's `run` entry; `wall_seconds` is measured now."""
+        return {
+            "id": self.run_id,
+            "started_utc": self.started_utc.isoformat(timespec="milliseconds"),
+            "wall_seconds": round(time.perf_counter() - self.started_perf, 3),
+            "overrides": list(self.overrides),
+            "mlflow_run_id": self.mlflow_run_id,
+        }
 
 
 def git_state() -> dict[str, Any]:
@@ -88,7 +115,12 @@ def collect_seeds(cfg: DictConfig) -> dict[str, Any]:
 
 
 def build_manifest(
-    cfg: DictConfig, result: StudyResult, data: Any, tables: list[str], figures: list[str]
+    cfg: DictConfig,
+    result: StudyResult,
+    data: Any,
+    tables: list[str],
+    figures: list[str],
+    run_info: RunInfo | None = None,
 ) -> dict[str, Any]:
     """Assemble the manifest dict written as `manifest.json` and logged to MLflow."""
     dataset = None
@@ -103,6 +135,7 @@ def build_manifest(
         "experiment": cfg.experiment,
         "study": cfg.study.name,
         "created_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "run": run_info.as_dict() if run_info is not None else None,
         "git": git_state(),
         "python": platform.python_version(),
         "platform": platform.platform(),
