@@ -29,7 +29,7 @@ def main(cfg: DictConfig) -> None:
 
     _separate_multirun_outputs(cfg)
     try:
-        outcome = run(cfg)
+        outcome = run(cfg)  # the job's overrides come from HydraConfig (run names, manifest)
     except RunnerError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)

@@ -108,12 +108,15 @@ def check_output_settings(cfg: DictConfig) -> int | None:
     return keep
 
 
-def run(cfg: DictConfig) -> RunOutcome:
+def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
     """Run one experiment end to end and return what it produced.
 
     The outputs go into a new run folder under `paths.output_dir` (the experiment's
     folder); `latest` there switches to it only once it is complete
-    (`runner.reporting.run_folders`).
+    (`runner.reporting.run_folders`). The MLflow run opens before the data load and ends
+    FAILED with the error if anything after fails. `overrides` are the command-line
+    overrides (default: Hydra's task overrides when Hydra is running), used for the run
+    name and the manifest.
     """
     from runner import tracking
     from runner.reporting.manifest import RunInfo
@@ -123,11 +126,17 @@ def run(cfg: DictConfig) -> RunOutcome:
     params = check_config(cfg)
     keep_runs = check_output_settings(cfg)
     study = load_study(cfg.study.name)
+    overrides = list(hydra_overrides() if overrides is None else overrides)
     folder = RunFolder.create(Path(cfg.paths.output_dir))
-    info = RunInfo(run_id=folder.run_id)
+    info = RunInfo(run_id=folder.run_id, overrides=overrides)
+    tracked = None
     try:
+        tracked = tracking.start_run(cfg, folder.run_dir, overrides)
+        info.mlflow_run_id = tracked.run_id if tracked else None
         started = time.perf_counter()
         data = load_data(cfg)
+        if tracked:
+            tracked.log_input(data)
         result = study.run(cfg, data, params)
         result.runtime.setdefault("study_seconds", round(time.perf_counter() - started, 3))
         manifest = write_outputs(
@@ -139,10 +148,25 @@ def run(cfg: DictConfig) -> RunOutcome:
             run_info=info,
         )
         run_dir = publish(folder, keep_runs=keep_runs)
-    except BaseException:
+        if tracked:
+            tracked.finish(cfg, result, run_dir, manifest)
+    except BaseException as exc:
         folder.discard()
+        if tracked:
+            try:
+                tracked.fail(exc)
+            except Exception as track_exc:  # keep the study's error in front
+                log.error("could not mark MLflow run %s failed: %s", tracked.run_id, track_exc)
         raise
-    mlflow_id = tracking.log_run(cfg, result, run_dir, manifest)
     return RunOutcome(
-        result=result, output_dir=run_dir, mlflow_run_id=mlflow_id, run_id=info.run_id
+        result=result, output_dir=run_dir, mlflow_run_id=info.mlflow_run_id, run_id=info.run_id
     )
+
+
+def hydra_overrides() -> list[str]:
+    """The task overrides of the running Hydra job (empty outside Hydra)."""
+    from hydra.core.hydra_config import HydraConfig
+
+    if not HydraConfig.initialized():
+        return []
+    return list(HydraConfig.get().overrides.task)
