@@ -171,12 +171,11 @@ class TrackedRun:
             return
         from mlflow.entities import DatasetInput, InputTag
 
-        dataset = _dataset(data)
         context = InputTag(key="mlflow.data.context", value="study")
         retry_locked(
             self.client.log_inputs,
             self.run_id,
-            datasets=[DatasetInput(dataset._to_mlflow_entity(), tags=[context])],
+            datasets=[DatasetInput(_dataset_entity(data), tags=[context])],
         )
 
     def finish(self, cfg: DictConfig, result: StudyResult, run_dir: Path, manifest: dict) -> None:
@@ -258,8 +257,9 @@ def log_run(
     return tracked.run_id
 
 
-def _dataset(data: Any) -> Any:
-    """An MLflow dataset for a loaded data set: a pandas dataset when there is a frame."""
+def _dataset_entity(data: Any) -> Any:
+    """The MLflow dataset entity of a loaded data set (a pandas dataset when there is a frame:
+    schema and row count show in the UI; else name, source and digest only)."""
     import mlflow.data
     from mlflow.data.meta_dataset import MetaDataset
 
@@ -273,10 +273,12 @@ def _dataset(data: Any) -> Any:
         # schema inference hints at models' missing-value handling; a data set has none here
         warnings.filterwarnings("ignore", message="Hint: Inferred schema contains integer")
         if isinstance(frame, pd.DataFrame):
-            return mlflow.data.from_pandas(frame, source=source, name=data.name, digest=digest)
-        from mlflow.data.dataset_source_registry import resolve_dataset_source
+            dataset = mlflow.data.from_pandas(frame, source=source, name=data.name, digest=digest)
+        else:
+            from mlflow.data.dataset_source_registry import resolve_dataset_source
 
-        return MetaDataset(resolve_dataset_source(source), name=data.name, digest=digest)
+            dataset = MetaDataset(resolve_dataset_source(source), name=data.name, digest=digest)
+        return dataset._to_mlflow_entity()
 
 
 def _numeric_runtime(runtime: dict[str, Any], prefix: str = "") -> dict[str, float]:
