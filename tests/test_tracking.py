@@ -182,6 +182,21 @@ def test_a_failing_study_leaves_a_failed_run_with_its_error(tmp_path):
     assert latest_run_dir(tmp_path / "hri_example") is None
 
 
+def test_ctrl_c_during_a_run_ends_it_killed_and_leaves_no_partial_folder(tmp_path, monkeypatch):
+    import runner.pipeline
+
+    def interrupted(cfg):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner.pipeline, "load_data", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run(pipeline_cfg(tmp_path))
+    _, found = only_run(tmp_path)
+    assert found.info.status == "KILLED"
+    assert found.data.tags["error"].startswith("KeyboardInterrupt")
+    assert not list((tmp_path / "hri_example" / "runs").iterdir())
+
+
 @pytest.mark.slow
 def test_a_parallel_sweep_on_a_fresh_folder_records_every_job_as_a_finished_run(tmp_path):
     env = {**os.environ, "RUNNER_ARTIFACTS_DIR": str(tmp_path)}
