@@ -15,10 +15,12 @@ import sys  # noqa: E402
 import hydra  # noqa: E402
 from omegaconf import DictConfig  # noqa: E402
 
+from runner.cli_errors import install as one_line_config_errors  # noqa: E402
 from runner.config import register_configs  # noqa: E402
 from runner.errors import RunnerError  # noqa: E402
 
 register_configs()
+one_line_config_errors()
 
 
 @hydra.main(version_base="1.3", config_path="../../conf", config_name="config")

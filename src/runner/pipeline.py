@@ -22,6 +22,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from runner.errors import ConfigError, RunnerError
 from runner.results import StudyResult
+from runner.schema_checks import check_known_keys, check_schema_values
 from runner.studies import load_study
 
 log = logging.getLogger(__name__)
@@ -40,7 +41,13 @@ class RunOutcome:
 
 
 def check_config(cfg: DictConfig) -> Any:
-    """Validate everything that needs no data; return the study's typed params."""
+    """Validate everything that needs no data; return the study's typed params.
+
+    In order: keys unknown to their schema (also those added with ``+``), the study's
+    params, importable targets, schema values (``__post_init__``: bootstrap, split,
+    dataset provenance), and the splitter's own constructor checks.
+    """
+    check_known_keys(cfg)
     study = load_study(cfg.study.name)
     try:
         params = OmegaConf.merge(OmegaConf.structured(study.Params), cfg.study.params)
@@ -59,7 +66,20 @@ def check_config(cfg: DictConfig) -> Any:
         if not target:
             raise ConfigError(f"{key}: no _target_ (which class or function builds it?)")
         _check_importable(key, target)
+    check_schema_values(cfg)
+    if cfg.get("split") is not None:
+        _build("split", cfg.split)
     return OmegaConf.to_object(params)
+
+
+def _build(key: str, node: DictConfig) -> Any:
+    """`instantiate(node)`, with a part's own `RunnerError` unwrapped from Hydra's wrapper."""
+    try:
+        return instantiate(node, _convert_="all")
+    except InstantiationException as exc:
+        if isinstance(exc.__cause__, RunnerError):
+            raise exc.__cause__ from None
+        raise ConfigError(f"{key}: cannot build {node.get('_target_')}: {exc}") from exc
 
 
 def _check_importable(key: str, target: str) -> None:

@@ -262,8 +262,17 @@ class Verifier(BaseEstimator):
         if getattr(self, "_base", None) is None:
             self._base = self._load_base()
             self._after_load(self._base)
+        self._int8_range = None
+        if self.quantize is not None:
+            from runner.verifiers.quantization import int8_range
+
+            self._int8_range = int8_range()
         self._prepared = prepare(
-            self._base.model, self.device, self.quantize, self._fused_attention()
+            self._base.model,
+            self.device,
+            self.quantize,
+            self._fused_attention(),
+            full_range=None if self._int8_range is None else self._int8_range.full_range,
         )
         return self
 
@@ -457,13 +466,16 @@ class Verifier(BaseEstimator):
         dict
             ``model`` (path / Hub id, or ``random:<arch>``), ``revision``, ``weights``,
             ``n_parameters``, ``device``, ``threads``, ``batch_size``, ``dtype``,
-            ``quantize``, ``precision``, ``attention`` (DeBERTa's ``fused`` / ``stock``,
-            else ``stock``), ``evidence``, ``top_k``, ``max_length``, ``tokenizer``;
+            ``quantize``, ``precision``, ``int8_range`` (int8 only: the activation range
+            and why, `runner.verifiers.quantization.int8_range`), ``attention`` (DeBERTa's
+            ``fused`` / ``stock``, else ``stock``), ``evidence``, ``top_k``, ``max_length``,
+            ``tokenizer``;
             after a `score` call also ``mean_tokens_per_example`` and ``truncation``.
         """
         import torch
 
         loaded = self.loaded
+        rng = getattr(self, "_int8_range", None)
         info: dict[str, Any] = {
             "verifier": self.kind,
             "model": loaded.name,
@@ -478,6 +490,7 @@ class Verifier(BaseEstimator):
             "dtype": self.dtype,
             "quantize": self.quantize,
             "precision": self.precision_name,
+            "int8_range": None if rng is None else rng.to_dict(),
             "attention": getattr(self, "attention", "stock"),
             "evidence": self.evidence,
             "top_k": self.top_k if self.evidence == "top_k_sentences" else None,
