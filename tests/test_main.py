@@ -11,6 +11,8 @@ from pathlib import Path
 import mlflow
 import pytest
 
+from runner.reporting.outputs import latest_run_dir
+
 ROOT = Path(__file__).resolve().parents[1]
 
 NO_NETWORK = """
@@ -64,7 +66,9 @@ def test_a_cli_run_writes_outputs_and_an_mlflow_run_with_its_artifacts(tmp_path,
     done = runner("experiment=rq5_source_shift", "bootstrap=fast", "progress=false", env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Table VIII (a)" in done.stdout
-    manifest = json.loads((tmp_path / "rq5_source_shift" / "manifest.json").read_text())
+    run_dir = latest_run_dir(tmp_path / "rq5_source_shift")
+    assert f"outputs: {run_dir}" in done.stdout
+    manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["dataset"]["info"]["rows"] == 1000
     assert manifest["seeds"]["seed"] == 13
     client = mlflow.MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")

@@ -74,6 +74,10 @@ def test_fit_gate_registers_the_champion_with_its_contract(fitted):
     client = mlflow.MlflowClient(tracking_uri=record["tracking_uri"])
     mv = client.get_model_version_by_alias("ragscope_e", "champion")
     assert str(mv.version) == record["version"] and mv.run_id == outcome.mlflow_run_id
+    run_info = client.get_run(outcome.mlflow_run_id).info
+    assert run_info.status == "FINISHED"
+    logged = {a.path for a in client.list_artifacts(outcome.mlflow_run_id)}
+    assert {"registered_model.json", "contract.json", "scores.parquet"} <= logged
     meta = outcome.result.model.metadata
     assert meta["training_sources"] == ["docs_search", "support_bot"]
     assert meta["training_data"]["rows"] == 80

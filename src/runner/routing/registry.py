@@ -75,7 +75,9 @@ def log_result_model(cfg: DictConfig, result: Any, run_id: str | None, output_di
     """Log, register and alias the result's `ModelSpec` in run `run_id`; {} when none.
 
     Writes ``registered_model.json`` (name, version, alias, URI, run id) into `output_dir`
-    and logs it with the run.
+    (the run folder, logged with the run when the pipeline finishes it). Called while the
+    run is open; resuming it for `mlflow.pyfunc.log_model` leaves it for the pipeline to
+    end.
     """
     spec: ModelSpec | None = getattr(result, "model", None)
     if spec is None:
@@ -115,7 +117,6 @@ def log_result_model(cfg: DictConfig, result: Any, run_id: str | None, output_di
         }
         path = Path(output_dir) / "registered_model.json"
         path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
-        mlflow.log_artifact(str(path))
     log.info("registered %s version %s as @%s", spec.name, model_version, spec.alias)
     return record
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -445,6 +446,17 @@ class Verifier(BaseEstimator):
         return risk, logit
 
     # --- reporting -----------------------------------------------------------------------
+
+    def model_files(self) -> list[Path]:
+        """Files the scores depend on, for the manifest (none with random weights)."""
+        from runner.model_files import files_under
+
+        if self.weights == "random":
+            return []
+        files = files_under(resolve_source(self.model, self.revision), self.revision)
+        if self.tokenizer:
+            files += files_under(resolve_source(self.tokenizer))
+        return files
 
     def runtime_info(self) -> dict[str, Any]:
         """What identifies this verifier's cost: model, size, device, precision, input sizes.
