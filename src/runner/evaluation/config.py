@@ -21,6 +21,7 @@ class GroupedKFoldConf:
     shuffle: bool = True
     y_col: str = "label"
     group_col: str = "group_id"
+    order_col: str | None = "example_id"
 
 
 @dataclass

@@ -32,6 +32,7 @@ from sklearn.model_selection import KFold as _SkKFold
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
 from runner.errors import DataError
+from runner.evaluation.group_order import group_codes
 
 
 @dataclass(frozen=True)
@@ -159,6 +160,13 @@ class GroupedKFold(_Splitter):
         Shuffle groups before assigning folds.
     y_col, group_col : str
         Label and group columns.
+    order_col : str, optional
+        Column that orders the groups before they are shuffled and assigned: each group
+        by its smallest value (the example id by default). The folds then depend on which
+        rows share a group, not on what the groups are called, so RAGTruth's processed
+        parquet (groups named by a context hash) and its original release (named by source
+        id) get the same folds. None: groups ordered by sorted name. A frame without the
+        column falls back to sorted names.
     """
 
     def __init__(
@@ -168,10 +176,11 @@ class GroupedKFold(_Splitter):
         shuffle: bool = True,
         y_col: str = "label",
         group_col: str = "group_id",
+        order_col: str | None = "example_id",
     ) -> None:
         self.n_splits = _check_n_splits(n_splits)
         self.seed, self.shuffle = int(seed), bool(shuffle)
-        self.y_col, self.group_col = y_col, group_col
+        self.y_col, self.group_col, self.order_col = y_col, group_col, order_col
 
     def get_n_splits(self, frame: pd.DataFrame | None = None) -> int:
         """Number of folds."""
@@ -201,7 +210,11 @@ class GroupedKFold(_Splitter):
             shuffle=self.shuffle,
             random_state=self.seed if self.shuffle else None,
         )
-        folds = _as_folds(splitter.split(np.zeros(len(frame)), y, groups))
+        order = None
+        if self.order_col is not None and self.order_col in frame.columns:
+            order = frame[self.order_col].to_numpy()
+        codes, _ = group_codes(groups, order)
+        folds = _as_folds(splitter.split(np.zeros(len(frame)), y, codes))
         _check_test_folds(frame, y, folds)
         yield from folds
 

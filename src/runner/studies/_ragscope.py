@@ -122,6 +122,7 @@ def bootstrap_scopes(
         "n_resamples": int(boot.n_resamples),
         "seed": int(boot.seed),
         "level": float(boot.level),
+        "order_key": scores["example_id"].to_numpy(),
     }
     pooled = group_bootstrap(y, s, groups, metrics, **kwargs)
     tasks = tuple(task_order(scores))
