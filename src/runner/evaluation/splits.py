@@ -470,6 +470,14 @@ class TargetAdaptation(_Splitter):
                     out.append(TargetRecord(source, k, k_used, rep, train_idx, test_idx))
         return out
 
+    def pool_sizes(self, frame: pd.DataFrame) -> dict[str, int]:
+        """Source -> rows its samples draw from (a k of this size draws the whole pool)."""
+        values = frame[self.column].astype(str).to_numpy()
+        return {
+            source: int(self._pool(frame, np.flatnonzero(values == source), test_idx).size)
+            for source, test_idx in self.test_sets(frame).items()
+        }
+
     def caps(self, frame: pd.DataFrame) -> list[tuple[str, int, int]]:
         """(source, k, k_used) for every k that was capped at the pool size."""
         seen = {(r.source, r.k, r.k_used) for r in self.records(frame) if r.k_used < r.k}
