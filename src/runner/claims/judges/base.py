@@ -324,35 +324,54 @@ class LLMJudge(ABC):
             else:
                 todo[key] = [i]
                 todo_fields[key] = fields
-        keys = list(todo)
+        # Shortest prompts first (a batch pads little), and stored batch by batch, so a run
+        # stopped part way keeps every answer it finished.
+        keys = sorted(
+            todo,
+            key=lambda k: (len(self.prompt_text(chats[todo[k][0]], continue_final)), todo[k][0]),
+        )
         if keys:
             bar = None
             if progress:
                 from tqdm.auto import tqdm
 
                 bar = tqdm(total=len(keys), desc=f"judge {self.name}: {stage}", unit="claim")
+            step = max(1, int(getattr(self, "batch_size", 1)))
             try:
-                made = self.generate_batch(
-                    [chats[todo[k][0]] for k in keys],
-                    max_new_tokens,
-                    continue_final,
-                    on_done=bar.update if bar is not None else None,
-                )
+                for start in range(0, len(keys), step):
+                    part = keys[start : start + step]
+                    made = self.generate_batch(
+                        [chats[todo[k][0]] for k in part], max_new_tokens, continue_final
+                    )
+                    for key, gen in zip(part, made, strict=True):
+                        self._keep(key, gen, todo[key], todo_fields.get(key), cache, out)
+                    if bar is not None:
+                        bar.update(len(part))
             finally:
                 if bar is not None:
                     bar.close()
-            for key, gen in zip(keys, made, strict=True):
-                self.stats.model_calls += 1
-                self.stats.prompt_tokens += gen.prompt_tokens
-                self.stats.generated_tokens += gen.generated_tokens
-                self.stats.generation_seconds += gen.seconds
-                if key in todo_fields:
-                    cache.put(key, todo_fields[key], gen.text, gen.generated_tokens)
-                first, *same = todo[key]
-                out[first] = gen
-                for i in same:
-                    out[i] = Generated(gen.text, 0, 0, 0.0, cached=True)
         return [g for g in out if g is not None]
+
+    def _keep(
+        self,
+        key: str,
+        gen: Generated,
+        positions: list[int],
+        fields: dict[str, Any] | None,
+        cache: AnswerCache | None,
+        out: list[Generated | None],
+    ) -> None:
+        """Count one generated answer, store it, and hand it to every position asking it."""
+        self.stats.model_calls += 1
+        self.stats.prompt_tokens += gen.prompt_tokens
+        self.stats.generated_tokens += gen.generated_tokens
+        self.stats.generation_seconds += gen.seconds
+        if fields is not None and cache is not None:
+            cache.put(key, fields, gen.text, gen.generated_tokens)
+        first, *same = positions
+        out[first] = gen
+        for i in same:
+            out[i] = Generated(gen.text, 0, 0, 0.0, cached=True)
 
     def judge_many(
         self,
