@@ -425,10 +425,33 @@ def run(cfg: DictConfig, data: Any, params: Params) -> StudyResult:
     scores["positive"] = positive.astype(np.int64)
     scores["meta_claim"] = meta
 
-    s1 = None
+    # S1 is built first (its name must not clash with a judge's) and scored after the
+    # judges, so a long run stores judge answers in the cache from its first minutes on.
+    s1 = instantiate(cfg.span_detector, _convert_="all") if cfg.get("span_detector") else None
     s1_row = None
-    if cfg.get("span_detector") is not None:
-        s1 = instantiate(cfg.span_detector, _convert_="all")
+    judge_runs: dict[str, JudgeRun] = {}
+    cache_root = None
+    if params.answer_cache:
+        cache_root = params.cache_dir or str(artifacts_dir() / "cache" / "judges")
+    cache = AnswerCache(cache_root)
+    runtime["answer_cache"] = {"enabled": params.answer_cache, "folder": cache_root}
+    for name, node in (cfg.get("judges") or {}).items():
+        if s1 is not None and name == s1.name:
+            raise ConfigError(f"judge name {name!r} clashes with the span detector's name")
+        judge = instantiate(node, _convert_="all")
+        judge_runs[name] = jr = run_judge(name, judge, units, claim_ids, progress, cache)
+        labels[name] = jr.labels
+        abstained[name] = jr.abstained
+        scores[f"{name}__label"] = jr.labels
+        scores[f"{name}__abstained"] = jr.abstained
+        scores[f"{name}__calls"] = jr.calls
+        runtime.setdefault("judges", {})[name] = {
+            **jr.describe,
+            **judge.stats.to_dict(),
+            "seconds": round(float(jr.seconds.sum()), 3),
+            "seconds_per_claim": round(float(jr.seconds.mean()), 4),
+        }
+    if s1 is not None:
         unit_scores = s1.score(
             units["question"].tolist(),
             units["claim"].tolist(),
@@ -454,28 +477,6 @@ def run(cfg: DictConfig, data: Any, params: Params) -> StudyResult:
             runtime["span_detector"]["verifier"] = s1.verifier.runtime_info()
         result.tags["s1_weights"] = s1.weights_tag()
 
-    judge_runs: dict[str, JudgeRun] = {}
-    cache_root = None
-    if params.answer_cache:
-        cache_root = params.cache_dir or str(artifacts_dir() / "cache" / "judges")
-    cache = AnswerCache(cache_root)
-    runtime["answer_cache"] = {"enabled": params.answer_cache, "folder": cache_root}
-    for name, node in (cfg.get("judges") or {}).items():
-        if s1 is not None and name == s1.name:
-            raise ConfigError(f"judge name {name!r} clashes with the span detector's name")
-        judge = instantiate(node, _convert_="all")
-        judge_runs[name] = jr = run_judge(name, judge, units, claim_ids, progress, cache)
-        labels[name] = jr.labels
-        abstained[name] = jr.abstained
-        scores[f"{name}__label"] = jr.labels
-        scores[f"{name}__abstained"] = jr.abstained
-        scores[f"{name}__calls"] = jr.calls
-        runtime.setdefault("judges", {})[name] = {
-            **jr.describe,
-            **judge.stats.to_dict(),
-            "seconds": round(float(jr.seconds.sum()), 3),
-            "seconds_per_claim": round(float(jr.seconds.mean()), 4),
-        }
     judges = list(judge_runs)
 
     systems: list[tuple[str, np.ndarray, np.ndarray]] = []  # (row, labels, abstained)
