@@ -241,17 +241,49 @@ def combine_units(labels: Sequence[str], abstained: Sequence[bool]) -> tuple[str
     return LABELS[best], bool(any(abstained))
 
 
+def judge_units(
+    judges: dict[str, Any],
+    units: pd.DataFrame,
+    progress: bool,
+    cache: AnswerCache | None = None,
+) -> dict[str, list[Any]]:
+    """Every judge's verdicts on every unit, the judges taking turns claim by claim.
+
+    Turns: all judges judge a chunk of units (one unit, or ``batch_size`` units for a
+    batching judge) before the next chunk. Judges of one model and one first prompt then
+    find each first answer in ``cache`` the moment it exists, and a repair finds the
+    model's keys/values for the prompt and first answer still kept (see
+    `runner.claims.judges.TransformersJudge`), so neither is computed twice.
+    """
+    items = list(zip(units["question"], units["claim"], units["passages"], strict=True))
+    chunk = max([int(getattr(j, "batch_size", 1)) for j in judges.values()] + [1])
+    out: dict[str, list[Any]] = {name: [] for name in judges}
+    bar = None
+    if progress and judges:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(items), desc=f"judges {', '.join(judges)}", unit="claim")
+    try:
+        for start in range(0, len(items), chunk):
+            part = items[start : start + chunk]
+            for name, judge in judges.items():
+                out[name].extend(judge.judge_many(part, cache=cache))
+            if bar is not None:
+                bar.update(len(part))
+    finally:
+        if bar is not None:
+            bar.close()
+    return out
+
+
 def run_judge(
     name: str,
     judge: Any,
     units: pd.DataFrame,
     claim_ids: list[str],
-    progress: bool,
-    cache: AnswerCache | None = None,
+    verdicts: list[Any],
 ) -> JudgeRun:
-    """Judge every unit (answers shared through ``cache``), then combine units per claim."""
-    items = list(zip(units["question"], units["claim"], units["passages"], strict=True))
-    verdicts = judge.judge_many(items, progress=progress, total=len(items), cache=cache)
+    """One judge's unit verdicts, combined per claim."""
     by_claim: dict[str, list[Any]] = {c: [] for c in claim_ids}
     records = []
     unit_ids = units["unit_id"].tolist()
@@ -435,11 +467,14 @@ def run(cfg: DictConfig, data: Any, params: Params) -> StudyResult:
         cache_root = params.cache_dir or str(artifacts_dir() / "cache" / "judges")
     cache = AnswerCache(cache_root)
     runtime["answer_cache"] = {"enabled": params.answer_cache, "folder": cache_root}
+    built: dict[str, Any] = {}
     for name, node in (cfg.get("judges") or {}).items():
         if s1 is not None and name == s1.name:
             raise ConfigError(f"judge name {name!r} clashes with the span detector's name")
-        judge = instantiate(node, _convert_="all")
-        judge_runs[name] = jr = run_judge(name, judge, units, claim_ids, progress, cache)
+        built[name] = instantiate(node, _convert_="all")
+    unit_verdicts = judge_units(built, units, progress, cache)
+    for name, judge in built.items():
+        judge_runs[name] = jr = run_judge(name, judge, units, claim_ids, unit_verdicts[name])
         labels[name] = jr.labels
         abstained[name] = jr.abstained
         scores[f"{name}__label"] = jr.labels

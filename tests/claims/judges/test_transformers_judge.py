@@ -122,3 +122,14 @@ def test_the_model_fingerprint_is_the_file_hash(verdict_llama, tmp_path):
 def test_batch_size_must_be_positive(verdict_llama):
     with pytest.raises(ConfigError, match="batch_size"):
         judge(verdict_llama, batch_size=0)
+
+
+def test_a_repair_reuses_the_kept_prefix_and_answers_the_same(verdict_llama):
+    claims = [ARGS, ("", "Short.", ["A much longer passage " * 8])]
+    fresh = judge(verdict_llama, max_new_tokens=3, name="fresh", reuse_prefix=False)
+    reuse = judge(verdict_llama, max_new_tokens=3, name="reuse")
+    a, b = fresh.judge_many(claims), reuse.judge_many(claims)
+    assert [v.outputs for v in a] == [v.outputs for v in b]
+    assert all(v.repaired for v in b)
+    # the re-asks start from the kept prompt + first answer: fewer prompt tokens computed
+    assert reuse.stats.prompt_tokens < fresh.stats.prompt_tokens

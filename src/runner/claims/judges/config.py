@@ -32,6 +32,7 @@ class TransformersJudgeConf:
     merge_system: bool = False
     max_input_tokens: Optional[int] = None
     batch_size: int = 1
+    reuse_prefix: bool = True
     prompt: str = "reason_then_json"
     max_new_tokens: int = 192
     repair: str = "reask"

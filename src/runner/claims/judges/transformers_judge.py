@@ -35,6 +35,13 @@ _DTYPES = ("float32", "bfloat16", "float16")
 _REPAIR_MARGIN = 64
 # Loaded (tokenizer, model) pairs, shared by judges that load the same model.
 _LOADED: dict[tuple, tuple[Any, Any]] = {}
+# Per loaded model: the KV caches of its latest answers, as (token ids, cache), newest last.
+_PREFIXES: dict[tuple, list[tuple[list[int], Any]]] = {}
+PREFIX_SLOTS = 4
+"""Answers whose attention keys/values are kept per model (about 80 MB each for SmolLM2
+at 1,800 tokens), enough for one claim's first answer and the repairs of two setups."""
+MIN_REUSE = 16
+"""Shortest shared token prefix worth reusing."""
 
 
 def resolve_model_path(model: str, gguf_file: str | None) -> tuple[Path, str | None]:
@@ -100,6 +107,12 @@ class TransformersJudge(LLMJudge):
     batch_size : int
         Prompts per ``generate`` call in `judge_many` (left-padded, with an attention mask;
         prompts are ordered by length first so a batch pads little). 1 = one at a time.
+    reuse_prefix : bool
+        With ``batch_size=1``: start a generation from the kept attention keys/values of
+        an earlier answer of the same model that shares a token prefix with it (the prompt
+        and first answer a repair repeats), so the shared part is not computed again.
+        The result is the same greedy function of the same tokens; only float rounding of
+        the reused part can differ from a full recompute.
     **common
         `LLMJudge` parameters (name, family, prompt, max_new_tokens, repair, ...).
     """
@@ -118,6 +131,7 @@ class TransformersJudge(LLMJudge):
         merge_system: bool = False,
         max_input_tokens: int | None = None,
         batch_size: int = 1,
+        reuse_prefix: bool = True,
         **common: Any,
     ) -> None:
         super().__init__(**common)
@@ -128,6 +142,7 @@ class TransformersJudge(LLMJudge):
                 f"judge {self.name!r}: batch_size must be a positive int, got {batch_size!r}"
             )
         self.batch_size = batch_size
+        self.reuse_prefix = bool(reuse_prefix)
         self.model_spec = model
         self.folder, self.gguf_file = resolve_model_path(model, gguf_file)
         self.tokenizer_path = tokenizer
@@ -138,6 +153,7 @@ class TransformersJudge(LLMJudge):
         self.max_input_tokens = max_input_tokens
         self._model = None
         self._tokenizer = None
+        self._prefixes: list[tuple[list[int], Any]] = []
 
     def model_id(self) -> str:
         """The model spec, with the GGUF file name when there is one."""
@@ -162,6 +178,7 @@ class TransformersJudge(LLMJudge):
         if key not in _LOADED:
             _LOADED[key] = self._load_fresh()
         self._tokenizer, self._model = _LOADED[key]
+        self._prefixes = _PREFIXES.setdefault(key, [])
         if self.max_input_tokens is None:
             context = getattr(self._model.config, "max_position_embeddings", None)
             if context is None:
@@ -336,6 +353,12 @@ class TransformersJudge(LLMJudge):
             for r, i in enumerate(rows):
                 input_ids[r, width - len(ids[i]) :] = torch.tensor(ids[i], dtype=torch.long)
                 mask[r, width - len(ids[i]) :] = 1
+            extra: dict[str, Any] = {}
+            reused = 0
+            if len(rows) == 1 and self.reuse_prefix:
+                past, reused = self._reusable(ids[rows[0]])
+                if past is not None:
+                    extra = {"cache": past}
             torch.manual_seed(self.seed)
             started = time.perf_counter()
             with torch.inference_mode():
@@ -343,17 +366,49 @@ class TransformersJudge(LLMJudge):
                     input_ids=input_ids.to(self.device),
                     attention_mask=mask.to(self.device),
                     max_new_tokens=max_new_tokens,
+                    return_dict_in_generate=True,
+                    **extra,
                     **self._greedy_kwargs(),
                 )
             seconds = (time.perf_counter() - started) / len(rows)
+            sequences = generated.sequences
+            kept = getattr(generated, "cache", None)
+            if len(rows) == 1 and self.reuse_prefix and kept is not None:
+                self._keep_prefix(sequences[0].tolist(), kept)
             for r, i in enumerate(rows):
-                new = generated[r, width:].tolist()
+                new = sequences[r, width:].tolist()
                 n_new = next((k + 1 for k, t in enumerate(new) if t in stop), len(new))
                 text = self._tokenizer.decode(new[:n_new], skip_special_tokens=True)
-                out[i] = Generated(text, len(ids[i]), n_new, seconds)
+                out[i] = Generated(text, len(ids[i]) - reused, n_new, seconds)
             if on_done is not None:
                 on_done(len(rows))
         return [g for g in out if g is not None]
+
+    def _reusable(self, ids: list[int]) -> tuple[Any, int]:
+        """A copy of the kept cache sharing the longest token prefix with ``ids``, cut to it."""
+        import copy
+
+        best, best_len = None, 0
+        for seq, past in self._prefixes:
+            n = 0
+            limit = min(len(seq), len(ids) - 1, past.get_seq_length())
+            while n < limit and seq[n] == ids[n]:
+                n += 1
+            if n > best_len:
+                best, best_len = past, n
+        if best is None or best_len < MIN_REUSE:
+            return None, 0
+        past = copy.deepcopy(best)
+        surplus = past.get_seq_length() - best_len
+        if surplus > 0:
+            past.crop(-surplus)
+        if past.get_seq_length() != best_len:  # a cache type that does not crop: recompute
+            return None, 0
+        return past, best_len
+
+    def _keep_prefix(self, seq: list[int], past: Any) -> None:
+        self._prefixes.append((seq, past))
+        del self._prefixes[:-PREFIX_SLOTS]
 
     def _stop_ids(self) -> set[int]:
         eos = getattr(self._model.generation_config, "eos_token_id", None)
@@ -368,4 +423,5 @@ class TransformersJudge(LLMJudge):
             "dtype": self.dtype,
             "device": self.device,
             "batch_size": self.batch_size,
+            "reuse_prefix": self.reuse_prefix,
         }
