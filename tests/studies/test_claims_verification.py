@@ -462,3 +462,20 @@ def test_typos_fail_at_compose_time():
     ):
         with pytest.raises((ConfigCompositionException, OmegaConfBaseException)):
             composed(override)
+
+
+def test_two_setups_of_one_model_compute_each_first_answer_once(models):
+    data = load_claims_jsonl(str(EXAMPLE))
+    cfg = study_cfg(models, ("prose",))
+    cfg.span_detector = None
+    node = dict(cfg.judges.prose)
+    cfg.judges = {
+        "reask": {**node, "name": "reask", "repair": "reask"},
+        "prefill": {**node, "name": "prefill", "repair": "prefill"},
+    }
+    result = cv.run(cfg, data, cv.Params(limit=None, answer_cache=False))
+    info = result.runtime["claims_verification"]["judges"]
+    assert info["reask"]["model_calls"] == 12  # 6 first answers + 6 re-asks
+    assert info["prefill"]["model_calls"] == 6  # its 6 prefill repairs only
+    assert info["prefill"]["cache"]["memory_hits"] == 6
+    assert result.runtime["claims_verification"]["answer_cache"]["folder"] is None
