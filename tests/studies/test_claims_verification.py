@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -71,6 +72,18 @@ def test_claim_selection_is_seeded_stratified_or_the_head():
 
 
 # --------------------------------------------------------------------------- end to end
+
+
+@pytest.fixture(scope="module", autouse=True)
+def private_artifacts(tmp_path_factory):
+    """Runs here write (and cache judge answers) under a temporary artifacts folder."""
+    before = os.environ.get("RUNNER_ARTIFACTS_DIR")
+    os.environ["RUNNER_ARTIFACTS_DIR"] = str(tmp_path_factory.mktemp("artifacts"))
+    yield
+    if before is None:
+        os.environ.pop("RUNNER_ARTIFACTS_DIR", None)
+    else:
+        os.environ["RUNNER_ARTIFACTS_DIR"] = before
 
 
 @pytest.fixture(scope="module")

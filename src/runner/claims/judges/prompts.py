@@ -13,7 +13,8 @@ labels. They differ only in the answer's shape:
 - ``verdict_then_reason``: a first line holding only the JSON verdict, then the reasoning.
   Not the seed's order: it exists for small models that never finish a reasoning-first
   answer (SmolLM2-135M loops on its reasoning until any token budget runs out, so its
-  first answers never reach a verdict), so that a short budget still reads a verdict.
+  first answers never reach a verdict): a verdict line first fits a short budget, and
+  whether a model follows that order is counted (answers without a valid verdict).
 
 Passages are numbered ``[1]``, ``[2]``, ... and cut to a character budget shared by all of
 them (`render_passages`); a cut is reported so the study can count truncated prompts.
