@@ -62,6 +62,8 @@ bench:  ## cost benchmarks: ratios against a baseline measured in the same proce
 		--out artifacts/bench/verifiers_deberta_nli.json   # ~8 min on 2 cores
 	$(PY) scripts/bench_verifiers.py --verifiers hhem_full lettucedetect --sample 24 --repeats 2 \
 		--out artifacts/bench/verifiers_hhem_lettucedetect.json   # ~15 min on 2 cores
+	$(PY) scripts/bench_judges.py --claims 24 --chunk 8 \
+		--out artifacts/bench/judges.json   # both SmolLM2 judge setups, today's path vs the new one
 
 lint:  ## ruff check + format check
 	$(PY) -m ruff check src tests scripts

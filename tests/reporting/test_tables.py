@@ -42,3 +42,18 @@ def test_a_cell_is_written_once_and_never_nan():
         Cell("t", "r", "c", float("nan"))
     with pytest.raises(ValueError, match="duplicate"):
         cells_to_frame([Cell("t", "r", "c", 1.0), Cell("t", "r", "c", 2.0)])
+
+
+def test_whole_number_columns_print_as_integers_and_fractions_keep_decimals():
+    r = StudyResult()
+    r.add("t", "a", "count", 6.0)
+    r.add("t", "b", "count", 12.0)
+    r.add("t", "a", "precision", 1.0)
+    r.add("t", "b", "precision", 0.5)
+    r.add("t", "a", "f1", 1.0, ci=(1.0, 1.0))
+    frame = pivot_table(r.cells_frame(), "t")
+    assert frame["count"].tolist() == ["6", "12"]
+    assert frame["precision"].tolist() == ["1.000", "0.500"]
+    assert frame.loc["a", "f1"] == "1.000 [1.000, 1.000]"
+    assert "| a | 6 | 1.000 |" in to_markdown(frame)
+    assert "a & 6 & 1.000" in to_latex(frame)

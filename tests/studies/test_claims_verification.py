@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -71,6 +72,18 @@ def test_claim_selection_is_seeded_stratified_or_the_head():
 
 
 # --------------------------------------------------------------------------- end to end
+
+
+@pytest.fixture(scope="module", autouse=True)
+def private_artifacts(tmp_path_factory):
+    """Runs here write (and cache judge answers) under a temporary artifacts folder."""
+    before = os.environ.get("RUNNER_ARTIFACTS_DIR")
+    os.environ["RUNNER_ARTIFACTS_DIR"] = str(tmp_path_factory.mktemp("artifacts"))
+    yield
+    if before is None:
+        os.environ.pop("RUNNER_ARTIFACTS_DIR", None)
+    else:
+        os.environ["RUNNER_ARTIFACTS_DIR"] = before
 
 
 @pytest.fixture(scope="module")
@@ -242,7 +255,10 @@ def test_venn_regions_add_up_to_the_claims_in_scope(outcome):
         regions = [
             v
             for r, v in rows.items()
-            if not r.startswith(("total: ", "abstentions: ")) and r != "claims in scope"
+            if not r.startswith(
+                ("total: ", "abstentions: ", "on decided claims: ", "decided share: ")
+            )
+            and r != "claims in scope"
         ]
         assert sum(regions) == rows["claims in scope"] == scope
         assert rows["yellow & prose"] == 3 and rows["total: green"] == 0
@@ -287,7 +303,7 @@ def test_figures_are_drawn_from_cells_alone(outcome):
     assert set(figs) == {"venn_catches", "venn_false_alarms", "combinations_f1", "s1_sweep"}
     labels = [t.get_text() for t in figs["venn_catches"].axes[0].texts]
     assert "yellow & green & prose" not in labels  # three judges: drawn as circles, counts only
-    assert any(t.startswith("prose ·") for t in labels)
+    assert any(t.startswith("prose (decided") for t in labels)
 
 
 def test_two_judge_venn_and_limit(models):
@@ -296,7 +312,60 @@ def test_two_judge_venn_and_limit(models):
     assert cell(result, "data", "claims", "count") == 4
     figs = cv.figures(result.cells_frame())
     texts = [t.get_text() for t in figs["venn_catches"].axes[0].texts]
-    assert any(t.startswith("yellow ·") for t in texts)
+    assert any(t.startswith("yellow (decided 100%") for t in texts)
+
+
+def test_a_user_file_is_read_whole_unless_limit_is_set_and_a_sample_is_named(models):
+    assert cv.resolve_limit("auto", "runner.data.claims.load_claims_jsonl") is None
+    assert cv.resolve_limit("auto", "runner.data.claims.load_wice") == cv.QUICK_LIMIT
+    assert cv.resolve_limit(None, "runner.data.claims.load_wice") is None
+    data = load_claims_jsonl(str(EXAMPLE))
+    cfg = study_cfg(models, ("green",))
+    cfg.dataset = {"_target_": "runner.data.claims.load_claims_jsonl"}
+    whole = cv.run(cfg, data, cv.Params())
+    assert cell(whole, "data", "claims", "count") == len(data.frame) == 6
+    assert not any("sample" in title for title in whole.titles.values())
+    sampled = cv.run(cfg, data, cv.Params(limit=4))
+    note = "sample of 4 of 6 claims (stratified by label, seed 13)"
+    assert all(note in title for title in sampled.titles.values())
+    assert sampled.extra["claims_setup.json"]["sampling"] == note
+
+
+@pytest.mark.parametrize("limit", ["six", 0, -2, True])
+def test_a_bad_limit_is_a_config_error(limit):
+    with pytest.raises(ConfigError, match="limit"):
+        cv.Params(limit=limit)
+
+
+def test_a_judge_that_never_answers_is_marked_and_scored_on_decided_claims(outcome):
+    _, result = outcome
+    row = "S2 LLM judge / prose"
+    assert cell(result, "systems", row, "abstentions") == 6
+    assert cell(result, "systems", row, "decided share") == 0.0
+    assert cell(result, "systems", row, cv.MARK_COLUMN) == 1.0
+    assert cell(result, "systems", row, "f1 (decided)") is None  # nothing decided
+    assert cell(result, "systems", "S2 LLM judge / yellow", cv.MARK_COLUMN) == 0.0
+    assert cell(result, "systems", "S2 LLM judge / yellow", "decided share") == 1.0
+    assert cell(result, "combinations", "union(green, prose)", cv.MARK_COLUMN) == 1.0
+    assert cell(result, "combinations", "union(yellow, green)", cv.MARK_COLUMN) == 0.0
+    assert cell(result, "meta_precision", "S2 LLM judge / prose", cv.MARK_COLUMN) == 1.0
+    assert cell(result, "venn_catches", "decided share: prose", "claims") == 0.0
+    assert cell(result, "venn_catches", "on decided claims: prose", "claims") == 0
+    figs = cv.figures(result.cells_frame())
+    venn = [t.get_text() for t in figs["venn_catches"].axes[0].texts]
+    assert any(t.startswith("prose (decided 0%") and "MOSTLY ABSTAINED" in t for t in venn)
+    bars = [t.get_text() for t in figs["combinations_f1"].axes[0].get_yticklabels()]
+    assert "union(green, prose)  [MOSTLY ABSTAINED]" in bars
+    assert "union(yellow, green)" in bars
+
+
+def test_a_rerun_takes_every_judge_answer_from_the_cache(models, outcome):
+    data, result = outcome
+    again = cv.run(study_cfg(models), data, cv.Params(limit=None))
+    pd.testing.assert_frame_equal(result.cells_frame(), again.cells_frame())
+    info = again.runtime["claims_verification"]["judges"]
+    assert all(j["model_calls"] == 0 for j in info.values())
+    assert info["prose"]["cache"]["disk_hits"] == 12  # 6 first answers + 6 re-asks
 
 
 def test_a_study_without_parts_or_on_response_data_fails_early(models):
@@ -345,7 +414,8 @@ def test_the_experiment_composes_typed_and_passes_the_pre_flight_checks():
 
     cfg = composed()
     params = check_config(cfg)
-    assert isinstance(params, cv.Params) and params.limit == 6
+    assert isinstance(params, cv.Params) and params.limit == "auto"
+    assert cv.resolve_limit(params.limit, cfg.dataset._target_) == cv.QUICK_LIMIT
     assert cfg.dataset._target_ == "runner.data.claims.load_wice"
     assert set(cfg.judges) == {"smollm2_reask", "smollm2_prefill"}
     assert cfg.judges.smollm2_prefill.repair == "prefill" and cfg.judges.smollm2_reask.seed == 13
@@ -405,3 +475,20 @@ def test_typos_fail_at_compose_time():
     ):
         with pytest.raises((ConfigCompositionException, OmegaConfBaseException)):
             composed(override)
+
+
+def test_two_setups_of_one_model_compute_each_first_answer_once(models):
+    data = load_claims_jsonl(str(EXAMPLE))
+    cfg = study_cfg(models, ("prose",))
+    cfg.span_detector = None
+    node = dict(cfg.judges.prose)
+    cfg.judges = {
+        "reask": {**node, "name": "reask", "repair": "reask"},
+        "prefill": {**node, "name": "prefill", "repair": "prefill"},
+    }
+    result = cv.run(cfg, data, cv.Params(limit=None, answer_cache=False))
+    info = result.runtime["claims_verification"]["judges"]
+    assert info["reask"]["model_calls"] == 12  # 6 first answers + 6 re-asks
+    assert info["prefill"]["model_calls"] == 6  # its 6 prefill repairs only
+    assert info["prefill"]["cache"]["memory_hits"] == 6
+    assert result.runtime["claims_verification"]["answer_cache"]["folder"] is None

@@ -1,7 +1,10 @@
 """Render long-format cells as tables people read.
 
 Cells keep full precision in `cells.csv`; the rendered tables round for reading (3
-decimals, CI in brackets) and keep the study's row and column order.
+decimals, CI in brackets) and keep the study's row and column order. A column whose every
+value is a whole number without an interval (counts, ranks) prints as integers: `6`, not
+`6.000`; a column holding any fraction keeps its decimals throughout, so values in one
+column always read alike.
 """
 
 from __future__ import annotations
@@ -33,11 +36,20 @@ def pivot_table(cells: pd.DataFrame, table: str, digits: int = 3) -> pd.DataFram
     rows = list(dict.fromkeys(sub["row"]))
     cols = list(dict.fromkeys(sub["column"]))
     out = pd.DataFrame("", index=pd.Index(rows, name="row"), columns=cols)
+    whole = {c: _whole_numbers(sub[sub["column"] == c]) for c in cols}
     for rec in sub.itertuples(index=False):
         out.loc[rec.row, rec.column] = format_value(
-            _num(rec.value), _num(rec.ci_low), _num(rec.ci_high), digits
+            _num(rec.value), _num(rec.ci_low), _num(rec.ci_high), 0 if whole[rec.column] else digits
         )
     return out
+
+
+def _whole_numbers(column: pd.DataFrame) -> bool:
+    """True when every available value of a column is a whole number with no interval."""
+    values = [_num(v) for v in column["value"]]
+    present = [v for v in values if v is not None]
+    has_ci = any(_num(v) is not None for v in column["ci_low"])
+    return bool(present) and not has_ci and all(float(v).is_integer() for v in present)
 
 
 def _num(v: object) -> float | None:

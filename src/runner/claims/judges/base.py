@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
+from runner.claims.judges.cache import AnswerCache, CacheStats, answer_fields, answer_key
 from runner.claims.judges.parsing import REPAIR_MESSAGE, parse_verdict
 from runner.claims.judges.prompts import PROMPT_VERSION, PROMPTS, build_messages
 from runner.claims.labels import YELLOW
@@ -40,6 +41,37 @@ from runner.errors import ConfigError, RunnerError
 REPAIR_MODES = ("reask", "prefill", "none")
 PREFILL = '{"verdict": "'
 """Forced start of the answer's continuation under ``repair="prefill"``."""
+
+
+class Generated(NamedTuple):
+    """One model answer and what it cost (zeros when it came from the cache)."""
+
+    text: str
+    prompt_tokens: int
+    generated_tokens: int
+    seconds: float
+    cached: bool = False
+
+
+@dataclass
+class JudgeStats:
+    """Work one judge did in a run (``runtime.json``): calls actually made, tokens, hits."""
+
+    model_calls: int = 0
+    prompt_tokens: int = 0
+    generated_tokens: int = 0
+    generation_seconds: float = 0.0
+    cache: CacheStats = field(default_factory=CacheStats)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for ``runtime.json``."""
+        return {
+            "model_calls": self.model_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "generated_tokens": self.generated_tokens,
+            "generation_seconds": round(self.generation_seconds, 3),
+            "cache": self.cache.to_dict(),
+        }
 
 
 class JudgeBackendError(RunnerError):
@@ -158,6 +190,7 @@ class LLMJudge(ABC):
         self.repair_max_new_tokens = repair_max_new_tokens
         self.max_passage_chars = max_passage_chars
         self.seed = seed
+        self.stats = JudgeStats()
 
     @abstractmethod
     def generate(self, messages: list[dict[str, str]], max_new_tokens: int) -> str:
@@ -196,22 +229,223 @@ class LLMJudge(ABC):
         """
         messages, truncated = self.fit_messages(question, claim, passages)
         started = time.perf_counter()
-        first = self.generate(messages, self.max_new_tokens)
-        outputs, errors = [first], []
-        parsed = parse_verdict(first)
+        outputs = [self.generate(messages, self.max_new_tokens)]
+        if not parse_verdict(outputs[0]).ok and self.repair != "none":
+            outputs.append(self._repair(messages, outputs[0]))
+        return self._verdict(outputs, time.perf_counter() - started, truncated)
+
+    def _repair(self, messages: list[dict[str, str]], first: str) -> str:
+        if self.repair == "reask":
+            follow_up = [
+                *messages,
+                {"role": "assistant", "content": first},
+                {"role": "user", "content": REPAIR_MESSAGE},
+            ]
+            return self.generate(follow_up, self.repair_max_new_tokens)
+        started = [*messages, {"role": "assistant", "content": f"{first.rstrip()}\n{PREFILL}"}]
+        return PREFILL + self.continue_answer(started, self.repair_max_new_tokens)
+
+    # ------------------------------------------------------------------ batched path
+
+    def model_fingerprint(self) -> str | None:
+        """Hash of the model's weights, or None when it cannot be known (no answer caching).
+
+        Answers are cached and shared only under a fingerprint, so a backend whose model may
+        change behind the same name (an HTTP endpoint) never shares answers.
+        """
+        return None
+
+    def prompt_text(self, messages: list[dict[str, str]], continue_final: bool) -> str:
+        """The exact input the model reads for ``messages`` (part of the cache key)."""
+        import json
+
+        return json.dumps({"messages": messages, "continue_final": continue_final})
+
+    def decoding_settings(self, max_new_tokens: int, continue_final: bool) -> dict[str, Any]:
+        """Everything besides model and prompt that changes an answer (part of the key)."""
+        return {
+            "backend": self.backend,
+            "greedy": True,
+            "max_new_tokens": max_new_tokens,
+            "continue_final": continue_final,
+            "seed": self.seed,
+        }
+
+    def generate_batch(
+        self,
+        chats: list[list[dict[str, str]]],
+        max_new_tokens: int,
+        continue_final: bool,
+        on_done: Callable[[int], None] | None = None,
+    ) -> list[Generated]:
+        """Answers to several chats; backends that batch override this (default: in turn)."""
+        out = []
+        for chat in chats:
+            started = time.perf_counter()
+            if continue_final:
+                text = self.continue_answer(chat, max_new_tokens)
+            else:
+                text = self.generate(chat, max_new_tokens)
+            out.append(Generated(text, 0, 0, time.perf_counter() - started))
+            if on_done is not None:
+                on_done(1)
+        return out
+
+    def _answers(
+        self,
+        chats: list[list[dict[str, str]]],
+        max_new_tokens: int,
+        continue_final: bool,
+        cache: AnswerCache | None,
+        stage: str,
+        progress: bool,
+    ) -> list[Generated]:
+        """Answers to ``chats``: from the cache where the same request was answered, the
+        rest generated (each distinct request once) and stored."""
+        fingerprint = self.model_fingerprint() if cache is not None else None
+        out: list[Generated | None] = [None] * len(chats)
+        todo: dict[str, list[int]] = {}  # key -> positions asking exactly this
+        todo_fields: dict[str, dict[str, Any]] = {}
+        for i, chat in enumerate(chats):
+            if fingerprint is None:
+                todo[f"#{i}"] = [i]
+                continue
+            text = self.prompt_text(chat, continue_final)
+            decoding = self.decoding_settings(max_new_tokens, continue_final)
+            fields = answer_fields(fingerprint, text, decoding)
+            key = answer_key(fingerprint, text, decoding)
+            if key in todo:
+                todo[key].append(i)
+                self.stats.cache.memory_hits += 1
+                continue
+            record = cache.get(key, fields, self.stats.cache)
+            if record is not None:
+                out[i] = Generated(record["text"], 0, 0, 0.0, cached=True)
+            else:
+                todo[key] = [i]
+                todo_fields[key] = fields
+        # Shortest prompts first (a batch pads little), and stored batch by batch, so a run
+        # stopped part way keeps every answer it finished.
+        keys = sorted(
+            todo,
+            key=lambda k: (len(self.prompt_text(chats[todo[k][0]], continue_final)), todo[k][0]),
+        )
+        if keys:
+            bar = None
+            if progress:
+                from tqdm.auto import tqdm
+
+                bar = tqdm(total=len(keys), desc=f"judge {self.name}: {stage}", unit="claim")
+            step = max(1, int(getattr(self, "batch_size", 1)))
+            try:
+                for start in range(0, len(keys), step):
+                    part = keys[start : start + step]
+                    made = self.generate_batch(
+                        [chats[todo[k][0]] for k in part], max_new_tokens, continue_final
+                    )
+                    for key, gen in zip(part, made, strict=True):
+                        self._keep(key, gen, todo[key], todo_fields.get(key), cache, out)
+                    if bar is not None:
+                        bar.update(len(part))
+            finally:
+                if bar is not None:
+                    bar.close()
+        return [g for g in out if g is not None]
+
+    def _keep(
+        self,
+        key: str,
+        gen: Generated,
+        positions: list[int],
+        fields: dict[str, Any] | None,
+        cache: AnswerCache | None,
+        out: list[Generated | None],
+    ) -> None:
+        """Count one generated answer, store it, and hand it to every position asking it."""
+        self.stats.model_calls += 1
+        self.stats.prompt_tokens += gen.prompt_tokens
+        self.stats.generated_tokens += gen.generated_tokens
+        self.stats.generation_seconds += gen.seconds
+        if fields is not None and cache is not None:
+            cache.put(key, fields, gen.text, gen.generated_tokens)
+        first, *same = positions
+        out[first] = gen
+        for i in same:
+            out[i] = Generated(gen.text, 0, 0, 0.0, cached=True)
+
+    def judge_many(
+        self,
+        items: Iterable[tuple[str, str, Sequence[str]]],
+        progress: bool = False,
+        total: int | None = None,
+        cache: AnswerCache | None = None,
+    ) -> list[Verdict]:
+        """Judge ``(question, claim, passages)`` items; verdicts in input order.
+
+        The same contract as `judge`, done in stages so the work can be shared: every first
+        answer (batched by backends that batch), then every repair. With a ``cache``
+        (`runner.claims.judges.cache.AnswerCache`), an answer asked before under the same
+        model hash, prompt text and decoding settings (by this judge or another) is reused,
+        not recomputed; ``stats`` counts the hits. ``total`` is accepted for callers that
+        pass a generator's length (progress bars count the distinct requests).
+        """
+        items = list(items)
+        fitted = [self.fit_messages(q, c, p) for q, c, p in items]
+        chats = [m for m, _ in fitted]
+        firsts = self._answers(chats, self.max_new_tokens, False, cache, "first answers", progress)
+        parsed = [parse_verdict(g.text) for g in firsts]
+        need = [i for i, p in enumerate(parsed) if not p.ok and self.repair != "none"]
+        repairs: dict[int, Generated] = {}
+        if need:
+            if self.repair == "reask":
+                follow = [
+                    [
+                        *chats[i],
+                        {"role": "assistant", "content": firsts[i].text},
+                        {"role": "user", "content": REPAIR_MESSAGE},
+                    ]
+                    for i in need
+                ]
+                made = self._answers(
+                    follow, self.repair_max_new_tokens, False, cache, "re-asks", progress
+                )
+            else:
+                started = [
+                    [
+                        *chats[i],
+                        {"role": "assistant", "content": f"{firsts[i].text.rstrip()}\n{PREFILL}"},
+                    ]
+                    for i in need
+                ]
+                made = self._answers(
+                    started, self.repair_max_new_tokens, True, cache, "prefill repairs", progress
+                )
+                made = [Generated(PREFILL + g.text, *g[1:]) for g in made]
+            repairs = dict(zip(need, made, strict=True))
+        verdicts = []
+        for i, first in enumerate(firsts):
+            outputs = [first.text]
+            seconds = first.seconds
+            if i in repairs:
+                outputs.append(repairs[i].text)
+                seconds += repairs[i].seconds
+            verdicts.append(self._verdict(outputs, seconds, fitted[i][1]))
+        return verdicts
+
+    def _verdict(self, outputs: list[str], seconds: float, truncated: bool) -> Verdict:
+        """The verdict from the first answer and, when one was asked, the repair answer."""
+        parsed = parse_verdict(outputs[0])
+        errors: list[str] = []
         repaired = False
         if not parsed.ok:
             errors.append(parsed.error or "no verdict")
-            if self.repair != "none":
-                second = self._repair(messages, first)
-                outputs.append(second)
-                retry = parse_verdict(second)
+            if len(outputs) > 1:
+                retry = parse_verdict(outputs[1])
                 if retry.ok:
                     parsed = type(retry)(retry.label, parsed.reasoning or retry.reasoning, None)
                     repaired = True
                 else:
                     errors.append(retry.error or "no verdict")
-        seconds = time.perf_counter() - started
         if parsed.ok:
             return Verdict(
                 parsed.label,
@@ -237,30 +471,6 @@ class LLMJudge(ABC):
             seconds,
             truncated,
         )
-
-    def _repair(self, messages: list[dict[str, str]], first: str) -> str:
-        if self.repair == "reask":
-            follow_up = [
-                *messages,
-                {"role": "assistant", "content": first},
-                {"role": "user", "content": REPAIR_MESSAGE},
-            ]
-            return self.generate(follow_up, self.repair_max_new_tokens)
-        started = [*messages, {"role": "assistant", "content": f"{first.rstrip()}\n{PREFILL}"}]
-        return PREFILL + self.continue_answer(started, self.repair_max_new_tokens)
-
-    def judge_many(
-        self,
-        items: Iterable[tuple[str, str, Sequence[str]]],
-        progress: bool = False,
-        total: int | None = None,
-    ) -> list[Verdict]:
-        """Judge ``(question, claim, passages)`` items in order (a progress bar if asked)."""
-        if progress:
-            from tqdm.auto import tqdm
-
-            items = tqdm(items, total=total, desc=f"judge {self.name}", unit="claim")
-        return [self.judge(q, c, p) for q, c, p in items]
 
     def describe(self) -> dict[str, Any]:
         """Settings that define this judge's run (logged with the study)."""

@@ -31,6 +31,8 @@ class TransformersJudgeConf:
     chat_template: Optional[str] = None
     merge_system: bool = False
     max_input_tokens: Optional[int] = None
+    batch_size: int = 1
+    reuse_prefix: bool = True
     prompt: str = "reason_then_json"
     max_new_tokens: int = 192
     repair: str = "reask"

@@ -10,6 +10,11 @@ labels. They differ only in the answer's shape:
   ``{"verdict": "..."}``.
 - ``json_object``: one JSON object whose first field is ``"reasoning"`` and second
   ``"verdict"`` (reasoning still comes first, inside the object).
+- ``verdict_then_reason``: a first line holding only the JSON verdict, then the reasoning.
+  Not the seed's order: it exists for small models that never finish a reasoning-first
+  answer (SmolLM2-135M loops on its reasoning until any token budget runs out, so its
+  first answers never reach a verdict): a verdict line first fits a short budget, and
+  whether a model follows that order is counted (answers without a valid verdict).
 
 Passages are numbered ``[1]``, ``[2]``, ... and cut to a character budget shared by all of
 them (`render_passages`); a cut is reported so the study can count truncated prompts.
@@ -47,6 +52,11 @@ ANSWER_FORMATS: dict[str, str] = {
         'Answer with one JSON object and nothing else. Its first field, "reasoning", '
         'explains your reasoning in two to four sentences; its second field, "verdict", '
         'is "green", "yellow" or "red". Shape: {"reasoning": "...", "verdict": "..."}'
+    ),
+    "verdict_then_reason": (
+        'First write one line holding only a JSON object: {"verdict": "green"}, '
+        '{"verdict": "yellow"} or {"verdict": "red"}. Then explain your reasoning in two to '
+        "four sentences."
     ),
 }
 """Prompt name -> the instruction that fixes the answer's shape."""

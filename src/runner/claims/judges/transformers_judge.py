@@ -18,11 +18,15 @@ tokens, cut further until it fits (counted as truncated).
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from runner.claims.judges.base import LLMJudge
+from runner.claims.judges.base import Generated, LLMJudge
+from runner.claims.judges.cache import file_sha256
 from runner.claims.judges.prompts import build_messages
 from runner.errors import ConfigError
 
@@ -31,6 +35,13 @@ _DTYPES = ("float32", "bfloat16", "float16")
 _REPAIR_MARGIN = 64
 # Loaded (tokenizer, model) pairs, shared by judges that load the same model.
 _LOADED: dict[tuple, tuple[Any, Any]] = {}
+# Per loaded model: the KV caches of its latest answers, as (token ids, cache), newest last.
+_PREFIXES: dict[tuple, list[tuple[list[int], Any]]] = {}
+PREFIX_SLOTS = 4
+"""Answers whose attention keys/values are kept per model (about 80 MB each for SmolLM2
+at 1,800 tokens), enough for one claim's first answer and the repairs of two setups."""
+MIN_REUSE = 16
+"""Shortest shared token prefix worth reusing."""
 
 
 def resolve_model_path(model: str, gguf_file: str | None) -> tuple[Path, str | None]:
@@ -93,6 +104,15 @@ class TransformersJudge(LLMJudge):
     max_input_tokens : int, optional
         Token budget of the prompt; default: the model's context minus both answer budgets
         and a 64-token margin for the repair turn.
+    batch_size : int
+        Prompts per ``generate`` call in `judge_many` (left-padded, with an attention mask;
+        prompts are ordered by length first so a batch pads little). 1 = one at a time.
+    reuse_prefix : bool
+        With ``batch_size=1``: start a generation from the kept attention keys/values of
+        an earlier answer of the same model that shares a token prefix with it (the prompt
+        and first answer a repair repeats), so the shared part is not computed again.
+        The result is the same greedy function of the same tokens; only float rounding of
+        the reused part can differ from a full recompute.
     **common
         `LLMJudge` parameters (name, family, prompt, max_new_tokens, repair, ...).
     """
@@ -110,11 +130,19 @@ class TransformersJudge(LLMJudge):
         chat_template: str | None = None,
         merge_system: bool = False,
         max_input_tokens: int | None = None,
+        batch_size: int = 1,
+        reuse_prefix: bool = True,
         **common: Any,
     ) -> None:
         super().__init__(**common)
         if dtype not in _DTYPES:
             raise ConfigError(f"judge {self.name!r}: dtype must be one of {_DTYPES}")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ConfigError(
+                f"judge {self.name!r}: batch_size must be a positive int, got {batch_size!r}"
+            )
+        self.batch_size = batch_size
+        self.reuse_prefix = bool(reuse_prefix)
         self.model_spec = model
         self.folder, self.gguf_file = resolve_model_path(model, gguf_file)
         self.tokenizer_path = tokenizer
@@ -125,6 +153,7 @@ class TransformersJudge(LLMJudge):
         self.max_input_tokens = max_input_tokens
         self._model = None
         self._tokenizer = None
+        self._prefixes: list[tuple[list[int], Any]] = []
 
     def model_files(self) -> list[Path]:
         """The GGUF file (or the model folder's files) and tokenizer files, for the manifest."""
@@ -158,6 +187,7 @@ class TransformersJudge(LLMJudge):
         if key not in _LOADED:
             _LOADED[key] = self._load_fresh()
         self._tokenizer, self._model = _LOADED[key]
+        self._prefixes = _PREFIXES.setdefault(key, [])
         if self.max_input_tokens is None:
             context = getattr(self._model.config, "max_position_embeddings", None)
             if context is None:
@@ -250,23 +280,157 @@ class TransformersJudge(LLMJudge):
         self.load()
         encoded = self._encode(messages, continue_final).to(self.device)
         torch.manual_seed(self.seed)
-        tokenizer = self._tokenizer
-        pad = (
-            tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-        )
         with torch.inference_mode():
             out = self._model.generate(
-                **encoded,
-                max_new_tokens=max_new_tokens,
-                do_sample=False,
-                temperature=None,
-                top_p=None,
-                top_k=None,
-                pad_token_id=pad,
+                **encoded, max_new_tokens=max_new_tokens, **self._greedy_kwargs()
             )
         new_tokens = out[0, encoded["input_ids"].shape[1] :]
-        return tokenizer.decode(new_tokens, skip_special_tokens=True)
+        return self._tokenizer.decode(new_tokens, skip_special_tokens=True)
+
+    def _pad_id(self) -> int:
+        tokenizer = self._tokenizer
+        return (
+            tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        )
+
+    def _greedy_kwargs(self) -> dict[str, Any]:
+        return {
+            "do_sample": False,
+            "temperature": None,
+            "top_p": None,
+            "top_k": None,
+            "pad_token_id": self._pad_id(),
+        }
+
+    # ------------------------------------------------------------------ batched path
+
+    def model_fingerprint(self) -> str:
+        """sha256 of the GGUF file, or of a folder's files (names and bytes) otherwise."""
+        if self.gguf_file:
+            return file_sha256(self.folder / self.gguf_file)
+        digest = hashlib.sha256()
+        for path in sorted(p for p in self.folder.rglob("*") if p.is_file()):
+            digest.update(str(path.relative_to(self.folder)).encode("utf-8"))
+            digest.update(file_sha256(path).encode("ascii"))
+        return digest.hexdigest()
+
+    def prompt_text(self, messages: list[dict[str, str]], continue_final: bool) -> str:
+        """The chat as the model reads it: the template applied, as text."""
+        self.load()
+        return self._tokenizer.apply_chat_template(
+            self._chat(messages),
+            add_generation_prompt=not continue_final,
+            continue_final_message=continue_final,
+            tokenize=False,
+        )
+
+    def decoding_settings(self, max_new_tokens: int, continue_final: bool) -> dict[str, Any]:
+        """`LLMJudge.decoding_settings` plus dtype, device and the tokenizer in use."""
+        return {
+            **super().decoding_settings(max_new_tokens, continue_final),
+            "dtype": self.dtype,
+            "device": self.device,
+            "tokenizer": self.tokenizer_path,
+        }
+
+    def generate_batch(
+        self,
+        chats: list[list[dict[str, str]]],
+        max_new_tokens: int,
+        continue_final: bool,
+        on_done: Callable[[int], None] | None = None,
+    ) -> list[Generated]:
+        """Greedy answers to ``chats``, ``batch_size`` at a time, shortest prompts first.
+
+        A batch is left-padded with an attention mask, so each row's positions and
+        attention are those of the row alone; a batch of one is exactly `generate`. The
+        seconds of a batch are shared equally among its rows.
+        """
+        import torch
+
+        self.load()
+        ids = [self._encode(chat, continue_final)["input_ids"][0].tolist() for chat in chats]
+        order = sorted(range(len(chats)), key=lambda i: (len(ids[i]), i))
+        pad = self._pad_id()
+        stop = self._stop_ids()
+        out: list[Generated | None] = [None] * len(chats)
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            width = max(len(ids[i]) for i in rows)
+            input_ids = torch.full((len(rows), width), pad, dtype=torch.long)
+            mask = torch.zeros((len(rows), width), dtype=torch.long)
+            for r, i in enumerate(rows):
+                input_ids[r, width - len(ids[i]) :] = torch.tensor(ids[i], dtype=torch.long)
+                mask[r, width - len(ids[i]) :] = 1
+            extra: dict[str, Any] = {}
+            reused = 0
+            if len(rows) == 1 and self.reuse_prefix:
+                past, reused = self._reusable(ids[rows[0]])
+                if past is not None:
+                    extra = {"cache": past}
+            torch.manual_seed(self.seed)
+            started = time.perf_counter()
+            with torch.inference_mode():
+                generated = self._model.generate(
+                    input_ids=input_ids.to(self.device),
+                    attention_mask=mask.to(self.device),
+                    max_new_tokens=max_new_tokens,
+                    return_dict_in_generate=True,
+                    **extra,
+                    **self._greedy_kwargs(),
+                )
+            seconds = (time.perf_counter() - started) / len(rows)
+            sequences = generated.sequences
+            kept = getattr(generated, "cache", None)
+            if len(rows) == 1 and self.reuse_prefix and kept is not None:
+                self._keep_prefix(sequences[0].tolist(), kept)
+            for r, i in enumerate(rows):
+                new = sequences[r, width:].tolist()
+                n_new = next((k + 1 for k, t in enumerate(new) if t in stop), len(new))
+                text = self._tokenizer.decode(new[:n_new], skip_special_tokens=True)
+                out[i] = Generated(text, len(ids[i]) - reused, n_new, seconds)
+            if on_done is not None:
+                on_done(len(rows))
+        return [g for g in out if g is not None]
+
+    def _reusable(self, ids: list[int]) -> tuple[Any, int]:
+        """A copy of the kept cache sharing the longest token prefix with ``ids``, cut to it."""
+        import copy
+
+        best, best_len = None, 0
+        for seq, past in self._prefixes:
+            n = 0
+            limit = min(len(seq), len(ids) - 1, past.get_seq_length())
+            while n < limit and seq[n] == ids[n]:
+                n += 1
+            if n > best_len:
+                best, best_len = past, n
+        if best is None or best_len < MIN_REUSE:
+            return None, 0
+        past = copy.deepcopy(best)
+        surplus = past.get_seq_length() - best_len
+        if surplus > 0:
+            past.crop(-surplus)
+        if past.get_seq_length() != best_len:  # a cache type that does not crop: recompute
+            return None, 0
+        return past, best_len
+
+    def _keep_prefix(self, seq: list[int], past: Any) -> None:
+        self._prefixes.append((seq, past))
+        del self._prefixes[:-PREFIX_SLOTS]
+
+    def _stop_ids(self) -> set[int]:
+        eos = getattr(self._model.generation_config, "eos_token_id", None)
+        if eos is None:
+            eos = self._tokenizer.eos_token_id
+        return set(eos) if isinstance(eos, list) else {eos} if eos is not None else set()
 
     def describe(self) -> dict[str, Any]:
-        """`LLMJudge.describe` plus dtype and device."""
-        return {**super().describe(), "dtype": self.dtype, "device": self.device}
+        """`LLMJudge.describe` plus dtype, device and batch size."""
+        return {
+            **super().describe(),
+            "dtype": self.dtype,
+            "device": self.device,
+            "batch_size": self.batch_size,
+            "reuse_prefix": self.reuse_prefix,
+        }
