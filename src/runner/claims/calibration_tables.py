@@ -71,6 +71,24 @@ class Targets:
                 raise ConfigError(f"{prefix}.{name} must lie in (0, 1], got {v!r}")
 
 
+def check_aggregations(aggregations: Sequence[str], baseline: str) -> None:
+    """Known, distinct aggregations and a baseline among them (ConfigError otherwise)."""
+    from runner.claims.aggregation import AGGREGATIONS
+
+    unknown = [a for a in aggregations if a not in AGGREGATIONS]
+    if unknown or not aggregations:
+        raise ConfigError(
+            f"study.params.aggregations: unknown {unknown}; choose from {list(AGGREGATIONS)}"
+        )
+    if len(set(aggregations)) != len(aggregations):
+        raise ConfigError("study.params.aggregations: duplicates")
+    if baseline not in aggregations:
+        raise ConfigError(
+            f"study.params.baseline={baseline!r} must be one of the aggregations "
+            f"{list(aggregations)}"
+        )
+
+
 def bootstrap_settings(cfg: DictConfig) -> Boot:
     """``cfg.bootstrap`` (seed null → ``cfg.seed``), checked; ConfigError when unusable."""
     node = cfg.get("bootstrap")
@@ -125,6 +143,7 @@ def ranking_cells(
     level: float,
     baseline: str | None = None,
     delta_table: str | None = None,
+    samples_out: dict[tuple[str, str], np.ndarray] | None = None,
 ) -> dict[str, Any]:
     """AUROC and AP of each score (columns ``<name>/<metric>``), and paired deltas.
 
@@ -142,6 +161,8 @@ def ranking_cells(
     level : float
     baseline, delta_table : str, optional
         When given, ``<name>-<baseline>/<metric>`` deltas go to ``delta_table``.
+    samples_out : dict, optional
+        Filled with the bootstrap values per (name, metric), for paired comparisons.
 
     Returns
     -------
@@ -174,6 +195,8 @@ def ranking_cells(
                     points[a, metric] - points[baseline, metric],
                     ci=interval(diff, level),
                 )
+    if samples_out is not None:
+        samples_out.update(samples)
     return best_of(points, samples, names, level)
 
 

@@ -67,8 +67,8 @@ TITLES = {
     "hri_calibration_data": "HRI calibration data: responses, positives (wrong responses), "
     "claims, responses whose HRI* a safety floor set",
     "hri_outcome_construction": "Is the outcome defined from the claim labels the HRI reads? "
-    "(label multisets, conflicts, agreement of the best severity-threshold label rule; determined = 1: "
-    "true by construction)",
+    "(label multisets, conflicts, agreement of the best severity-threshold label rule; "
+    "determined = 1: true by construction)",
     "hri_ranking": "HRI calibration: AUROC and AP per aggregation (bootstrap 95% CI; only "
     "outcomes independent of the claim labels)",
     "hri_ranking_delta": "HRI calibration: paired difference to the baseline aggregation",
@@ -122,17 +122,7 @@ class Params:
 
 def check_params(p: Params) -> ct.Targets:
     """Check the aggregations and costs; return the cut-off targets (ConfigError if bad)."""
-    unknown = [a for a in p.aggregations if a not in AGGREGATIONS]
-    if unknown or not p.aggregations:
-        raise ConfigError(
-            f"study.params.aggregations: unknown {unknown}; choose from {list(AGGREGATIONS)}"
-        )
-    if len(set(p.aggregations)) != len(p.aggregations):
-        raise ConfigError("study.params.aggregations: duplicates")
-    if p.baseline not in p.aggregations:
-        raise ConfigError(
-            f"study.params.baseline={p.baseline!r} must be one of the aggregations {p.aggregations}"
-        )
+    ct.check_aggregations(p.aggregations, p.baseline)
     targets = ct.Targets(
         float(p.cost_missed),
         float(p.cost_review),
