@@ -43,7 +43,7 @@ def test_two_or_more_severe_claims_is_found_with_k_two():
     sets = random_label_sets(80, 1)
     y = [int(sum(x in ("UNSUPPORTED", "OUTDATED", "CONTRADICTED") for x in s) >= 2) for s in sets]
     test = outcome_construction(
-        [response(i, s, o) for i, (s, o) in enumerate(zip(sets, y))], SEVERITY
+        [response(i, s, o) for i, (s, o) in enumerate(zip(sets, y, strict=True))], SEVERITY
     )
     assert test.determined
     assert (test.best_rule.level, test.best_rule.k) == (0.75, 2)
@@ -79,7 +79,7 @@ def test_a_function_of_the_labels_that_is_no_severity_rule_is_not_determined():
     sets = [["PARTIAL"], ["CONTRADICTED"], ["PARTIAL", "CONTRADICTED"], ["SUPPORTED"]]
     y = [1, 0, 0, 0]
     test = outcome_construction(
-        [response(i, s, o) for i, (s, o) in enumerate(zip(sets, y))], SEVERITY
+        [response(i, s, o) for i, (s, o) in enumerate(zip(sets, y, strict=True))], SEVERITY
     )
     assert test.conflicting_sets == 0 and not test.determined
 
