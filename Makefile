@@ -12,7 +12,7 @@ export MLFLOW_SERVER_ENABLE_JOB_EXECUTION ?= false
 UI_PORT ?= 5000
 
 STUDIES := rq1_cheap_signals rq2_grouped_cv rq3_operating_points rq4_verifier_cost \
-           rq5_source_shift hri_example hri_calibration claims_verification
+           rq5_source_shift hri_example hri_calibration hri_predicted claims_verification
 
 .PHONY: setup test test-fast reproduce tables ui bench lint format clean $(STUDIES)
 

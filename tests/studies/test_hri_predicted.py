@@ -14,10 +14,7 @@ from sklearn.metrics import roc_auc_score
 from tests.claims.judges.conftest import tiny_models
 
 from runner.claims.aggregation import AGGREGATIONS
-from runner.claims.claims_file import load_hri_claims, responses_to_frame
-from runner.claims.hri import Claim, LabelAssignment, Response
-from runner.claims.predicted_tables import collection_responses
-from runner.data.base import LoadedData
+from runner.claims.claims_file import load_hri_claims
 from runner.errors import ConfigError
 from runner.studies import hri_predicted as hp
 
@@ -217,18 +214,3 @@ def test_config_errors_come_before_any_model_runs(setup):
         cfg = study_cfg(models, judges=("yellow",))
         cfg.judges["S1"] = cfg.judges.pop("yellow")
         hp.run(cfg, data, hp.Params(collection="gold"))
-
-
-def test_collections_labelling_the_same_claims_become_reference_rows():
-    def resp(task: str, label: str, row: int, y: int) -> Response:
-        claim = Claim(claim_id="s1c0", labels=(LabelAssignment(label),), file="f", row=row)
-        return Response(f"{task}:{row}", (claim,), outcome=y, task=task, file="f", row=row)
-
-    rs = [resp("gold", "SUPPORTED", 1, 0), resp("gold", "CONTRADICTED", 2, 1)]
-    rs += [resp("stance", "PARTIAL", 1, 0), resp("stance", "SUPPORTED", 2, 1)]
-    rs += [resp("other", "PARTIAL", 9, 0)]
-    data = LoadedData(name="t", frame=responses_to_frame(rs), files=[], fingerprint="x", info={})
-    chosen, refs = collection_responses(data, "gold")
-    assert [r.response_id for r in chosen] == ["gold:1", "gold:2"]
-    assert list(refs) == ["gold", "stance"]
-    assert [r.claims[0].label_names() for r in refs["stance"]] == [("PARTIAL",), ("SUPPORTED",)]
