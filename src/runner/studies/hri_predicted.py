@@ -112,6 +112,10 @@ def run(cfg: DictConfig, data: LoadedData, params: Params) -> StudyResult:
         raise ConfigError("hri_predicted needs a dataset: set `override /dataset: factbench`")
     if cfg.get("span_detector") is None and not cfg.get("judges"):
         raise ConfigError("hri_predicted needs span_detector and/or judges configured")
+    if cfg.get("span_detector") is not None:
+        s1_name = cfg.span_detector.get("name", "S1")
+        if s1_name in (cfg.get("judges") or {}):
+            raise ConfigError(f"judge name {s1_name!r} clashes with the span detector's name")
     config = load_hri_config(cfg.get("hri"))
     mapping = pl.verdict_labels(params.verdict_labels, config)
     boot = ct.bootstrap_settings(cfg)
@@ -137,8 +141,6 @@ def run(cfg: DictConfig, data: LoadedData, params: Params) -> StudyResult:
     judge_labels: dict[str, np.ndarray] = {}
     verdicts: dict[str, list[dict]] = {}
     for name, node in (cfg.get("judges") or {}).items():
-        if s1 is not None and name == s1[0]:
-            raise ConfigError(f"judge name {name!r} clashes with the span detector's name")
         judge = instantiate(node, _convert_="all")
         items = [(questions[i], claims[i].text, list(claims[i].passages)) for i in judged]
         got = judge.judge_many(items, progress=progress, total=len(items))
