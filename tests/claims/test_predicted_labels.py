@@ -83,7 +83,7 @@ def test_systems_follow_the_claim_study_rules_and_tag_s1_rows():
     judged = np.array([1, 2, 3])
     a = np.array(["green", "yellow", "red"], dtype=object)
     b = np.array(["red", "green", "green"], dtype=object)
-    got = pl.system_labels(("S1", "random weights (x)", s1), {"a": a, "b": b}, judged)
+    got = pl.system_labels(("S1", "random weights (x)", np.arange(5), s1), {"a": a, "b": b}, judged)
     assert list(got["S1 span detector [random weights (x)]"][0]) == [0, 1, 2, 3, 4]
     sub = s1[judged]
     assert list(got["S3 AND / a [S1 random weights (x)]"][1]) == list(and_rule(sub, a))
@@ -100,3 +100,13 @@ def test_systems_follow_the_claim_study_rules_and_tag_s1_rows():
     assert "union(a, S1) [S1 random weights (x)]" not in got  # that is S3 AND
     only_judges = pl.system_labels(None, {"a": a}, judged)
     assert list(only_judges) == ["S2 LLM judge / a"]
+
+
+def test_s1_on_a_sample_must_cover_the_judged_claims():
+    s1 = np.array(["green", "red"], dtype=object)
+    a = np.array(["yellow", "red"], dtype=object)
+    got = pl.system_labels(("S1", "w", np.array([4, 7]), s1), {"a": a}, np.array([4, 7]))
+    assert list(got["S1 span detector [w]"][0]) == [4, 7]
+    assert list(got["S3 AND / a [S1 w]"][1]) == ["yellow", "red"]
+    with pytest.raises(ValueError, match="no S1 label"):
+        pl.system_labels(("S1", "w", np.array([4, 7]), s1), {"a": a}, np.array([4, 8]))

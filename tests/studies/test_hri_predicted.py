@@ -214,3 +214,28 @@ def test_config_errors_come_before_any_model_runs(setup):
         cfg = study_cfg(models, judges=("yellow",))
         cfg.judges["S1"] = cfg.judges.pop("yellow")
         hp.run(cfg, data, hp.Params(collection="gold"))
+
+
+def test_s1_on_a_response_sample_gets_its_own_scope(setup):
+    data, models = setup
+    result = hp.run(
+        study_cfg(models, judges=("yellow",)),
+        data,
+        hp.Params(collection="gold", s1_responses=8, judge_responses=4),
+    )
+    cells = result.cells_frame()
+    got = cell_map(cells)
+    summary = result.extra["hri_predicted_summary.json"]
+    assert set(summary["judged_responses"]) <= set(summary["s1_responses"])
+    assert got["hri_predicted_data", "S1 sample", "responses"].value == 8
+    assert got["hri_predicted_data", "judged", "responses"].value == 4
+    assert set(cells.loc[cells["table"] == "hri_predicted_ranking", "row"]) == {
+        "reference: gold labels"
+    }
+    s1_rows = set(cells.loc[cells["table"] == "hri_predicted_ranking_s1", "row"])
+    assert len(s1_rows) == 2 and any("random weights" in r for r in s1_rows)
+    assert list(hp.figures(cells)) == [
+        "hri_predicted_auroc",
+        "hri_predicted_auroc_s1",
+        "hri_predicted_auroc_judged",
+    ]

@@ -133,7 +133,7 @@ def select_responses(responses: Sequence[Response], limit: int | None, seed: int
 
 
 def system_labels(
-    s1: tuple[str, str, np.ndarray] | None,
+    s1: tuple[str, str, np.ndarray, np.ndarray] | None,
     judges: Mapping[str, np.ndarray],
     judged: np.ndarray,
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -141,9 +141,11 @@ def system_labels(
 
     Parameters
     ----------
-    s1 : (member name, row tag, labels) or None
+    s1 : (member name, row tag, claim positions, labels) or None
         The span detector's member name in combinations, the tag every row involving it
-        carries (e.g. ``random weights (...)``), and its labels for every claim.
+        carries (e.g. ``random weights (...)``), the positions (in the full claim list) of
+        the claims it labelled and its labels for them. With judges, ``judged`` must be
+        among those positions.
     judges : mapping judge name -> labels
         Each judge's labels for the claims in ``judged`` (in that order).
     judged : array of int
@@ -152,17 +154,22 @@ def system_labels(
     Returns
     -------
     dict row name -> (claim positions, labels)
-        S1 covers every claim; every system with a judge covers ``judged``.
+        S1 covers its positions; every system with a judge covers ``judged``.
     """
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     labels: dict[str, np.ndarray] = {}
     tag = ""
     if s1 is not None:
-        name, s1_tag, s1_all = s1
+        name, s1_tag, s1_positions, s1_labels = s1
         tag = f" [S1 {s1_tag}]"
-        everything = np.arange(len(s1_all))
-        out[f"S1 span detector [{s1_tag}]"] = (everything, check_labels(s1_all))
-        labels[name] = check_labels(s1_all)[judged]
+        s1_labels = check_labels(s1_labels)
+        out[f"S1 span detector [{s1_tag}]"] = (np.asarray(s1_positions), s1_labels)
+        if judges:
+            where = {int(p): k for k, p in enumerate(s1_positions)}
+            missing = [int(p) for p in judged if int(p) not in where]
+            if missing:
+                raise ValueError(f"judged claims {missing[:5]} have no S1 label")
+            labels[name] = s1_labels[[where[int(p)] for p in judged]]
     for j, lab in judges.items():
         lab = check_labels(lab)
         if len(lab) != len(judged):

@@ -67,7 +67,7 @@ def scope_tables(
 ) -> dict[str, Any]:
     """Ranking and delta tables of one scope (the systems covering all its responses)."""
     y = y_all[members]
-    name = suffix.lstrip("_") or "every response"
+    name = {"_s1": "S1 sample", "_judged": "judged"}.get(suffix, "every response")
     if y.sum() == 0 or y.sum() == len(y):
         raise DataError(f"scope {name!r}: all {len(y)} responses have one outcome")
     result.add("hri_predicted_data", name, "responses", len(members))

@@ -59,7 +59,11 @@ from runner.results import StudyResult
 
 log = logging.getLogger(__name__)
 
-SCOPES = (("", "every response"), ("_judged", "the responses the judges judged"))
+SCOPES = (
+    ("", "every response"),
+    ("_s1", "the responses S1 labelled"),
+    ("_judged", "the responses the judges judged"),
+)
 TITLES = {
     "hri_predicted_data": "Predicted-label HRI: responses, wrong responses and claims per scope",
     "hri_predicted_labels": "Predicted claim labels per system (agreement = share of claims "
@@ -69,12 +73,9 @@ TITLES = {
     "hri_predicted_delta": "Predicted-label HRI minus the HRI from the reference claim labels "
     "(same aggregation, paired bootstrap), every response",
 }
-TITLES["hri_predicted_ranking_judged"] = TITLES["hri_predicted_ranking"].replace(
-    "every response", "responses the judges judged"
-)
-TITLES["hri_predicted_delta_judged"] = TITLES["hri_predicted_delta"].replace(
-    "every response", "responses the judges judged"
-)
+for _suffix, _what in (("_s1", "responses S1 labelled"), ("_judged", "responses judged")):
+    for _base in ("hri_predicted_ranking", "hri_predicted_delta"):
+        TITLES[_base + _suffix] = TITLES[_base].replace("every response", _what)
 
 
 @dataclass
@@ -88,8 +89,12 @@ class Params:
         used; its own labels are the reference the deltas are taken against.
     verdict_labels : dict
         green / yellow / red → HRI label (`runner.claims.predicted_labels`).
+    s1_responses : int or None
+        Responses whose claims S1 labels (None = all; a seeded, outcome-stratified
+        sample otherwise, for machines where even S1 is slow).
     judge_responses : int or None
-        Responses whose claims every judge judges (None = all).
+        Responses whose claims every judge judges (None = all S1 responses), drawn from
+        the S1 responses so every combination has both members.
     aggregations : list of str
     baseline : str
         Aggregation the summary's best-pair search reports deltas against.
@@ -99,6 +104,7 @@ class Params:
 
     collection: str = "factcheckgpt_gold"
     verdict_labels: dict[str, str] = field(default_factory=lambda: dict(pl.DEFAULT_VERDICT_LABELS))
+    s1_responses: Optional[int] = None
     judge_responses: Optional[int] = 4
     aggregations: list[str] = field(default_factory=lambda: list(AGGREGATIONS))
     baseline: str = "additive"
@@ -120,22 +126,39 @@ def run(cfg: DictConfig, data: LoadedData, params: Params) -> StudyResult:
     mapping = pl.verdict_labels(params.verdict_labels, config)
     boot = ct.bootstrap_settings(cfg)
     responses, references = pt.collection_responses(data, params.collection)
-    judged_resp = pl.select_responses(responses, params.judge_responses, int(cfg.seed))
+    has_s1 = cfg.get("span_detector") is not None
+    s1_resp = (
+        pl.select_responses(responses, params.s1_responses, int(cfg.seed))
+        if has_s1
+        else list(range(len(responses)))
+    )
+    inner = pl.select_responses(
+        [responses[i] for i in s1_resp], params.judge_responses, int(cfg.seed) + 1
+    )
+    judged_resp = [s1_resp[i] for i in inner]
     owner = np.concatenate([np.full(len(r.claims), i) for i, r in enumerate(responses)])
+    s1_pos = np.flatnonzero(np.isin(owner, s1_resp))
     judged = np.flatnonzero(np.isin(owner, judged_resp))
     claims = [c for r in responses for c in r.claims]
     questions = [r.question for r in responses for _ in r.claims]
     progress = bool(cfg.get("progress", False))
     result = StudyResult(titles=dict(TITLES))
-    runtime: dict[str, Any] = {"claims": len(claims), "judged_claims": len(judged)}
+    runtime: dict[str, Any] = {
+        "claims": len(claims),
+        "s1_claims": len(s1_pos) if has_s1 else 0,
+        "judged_claims": len(judged) if cfg.get("judges") else 0,
+    }
 
     s1 = None
-    if cfg.get("span_detector") is not None:
+    if has_s1:
         det = instantiate(cfg.span_detector, _convert_="all")
         out = det.score(
-            questions, [c.text for c in claims], [list(c.passages) for c in claims], progress
+            [questions[i] for i in s1_pos],
+            [claims[i].text for i in s1_pos],
+            [list(claims[i].passages) for i in s1_pos],
+            progress,
         )
-        s1 = (det.name, det.weights_tag(), det.labels(out.shares[det.threshold]))
+        s1 = (det.name, det.weights_tag(), s1_pos, det.labels(out.shares[det.threshold]))
         runtime["span_detector"] = {**det.describe(), "seconds": round(out.seconds, 3)}
         result.tags["s1_weights"] = det.weights_tag()
     judge_labels: dict[str, np.ndarray] = {}
@@ -178,10 +201,10 @@ def run(cfg: DictConfig, data: LoadedData, params: Params) -> StudyResult:
     y_all = np.array([r.outcome for r in responses], dtype=np.float64)
     summary: dict[str, Any] = {"scopes": {}, "verdict_labels": mapping}
     scopes = [("", list(range(len(responses))))]
-    if judge_labels and len(judged_resp) < len(responses):
+    if has_s1 and len(s1_resp) < len(responses):
+        scopes.append(("_s1", s1_resp))
+    if judge_labels and len(judged_resp) < len(scopes[-1][1]):
         scopes.append(("_judged", judged_resp))
-    elif judge_labels:
-        scopes = [("", judged_resp)]
     for si, (suffix, members) in enumerate(scopes):
         summary["scopes"][suffix or "every response"] = pt.scope_tables(
             result,
@@ -203,8 +226,12 @@ def run(cfg: DictConfig, data: LoadedData, params: Params) -> StudyResult:
             "collection": params.collection,
             "responses": len(responses),
             "claims": len(claims),
-            "judged_responses": [responses[i].response_id for i in judged_resp],
-            "judged_claims": len(judged),
+            "s1_responses": [responses[i].response_id for i in s1_resp] if has_s1 else [],
+            "s1_claims": runtime["s1_claims"],
+            "judged_responses": [responses[i].response_id for i in judged_resp]
+            if judge_labels
+            else [],
+            "judged_claims": runtime["judged_claims"],
             "bootstrap": {"n_resamples": boot.n_resamples, "level": boot.level, "seed": boot.seed},
             "data": {"name": data.name, "fingerprint": data.fingerprint},
         }
@@ -217,7 +244,8 @@ def run(cfg: DictConfig, data: LoadedData, params: Params) -> StudyResult:
         {
             "collection": params.collection,
             "judges": ",".join(judge_labels),
-            "judged_claims": str(len(judged)),
+            "s1_claims": str(runtime["s1_claims"]),
+            "judged_claims": str(runtime["judged_claims"]),
         }
     )
     return result
