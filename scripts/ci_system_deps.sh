@@ -1,5 +1,22 @@
 #!/usr/bin/env bash
-# System packages the test suite needs beyond Python (none at the moment; kept so
-# .ci/run and a fresh developer machine install the same things).
+# System packages the test suite needs beyond Python, installed the same way by .ci/run
+# and on a fresh developer machine (as root, or through sudo):
+# - chromium + chromium-driver: the MLflow UI test (tests/test_mlflow_ui.py) opens the
+#   experiment page in headless Chromium and checks what a user sees.
 set -euo pipefail
-exit 0
+
+PACKAGES=(chromium chromium-driver)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO="sudo"
+fi
+$SUDO apt-get update
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y "${missing[@]}"

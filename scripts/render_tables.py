@@ -1,9 +1,10 @@
 """`make tables`: redraw every table and figure from logged outputs; write REPRODUCTION.md.
 
-Reads `artifacts/<experiment>/cells.csv` + `manifest.json` of each experiment run so far,
-re-renders `tables/` and `figures/` there (figures are drawn from cells alone), and for
-each paper folder in `experiments/` joins ours with `published.csv`. No metric is
-recomputed.
+Reads `cells.csv` + `manifest.json` of each experiment's latest complete run
+(`artifacts/<experiment>/latest`), re-renders `tables/` and `figures/` there (figures are
+drawn from cells alone), and for each paper folder in `experiments/` joins ours with
+`published.csv`. No metric is recomputed. Every experiment of `conf/experiment/` that has
+no readable run is named with the reason, on the console and in its paper's report.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+from omegaconf import OmegaConf
 
 from runner.paths import PROJECT_ROOT, artifacts_dir
 from runner.reporting.outputs import write_figures, write_tables
-from runner.reporting.reproduction import read_cells, read_logged_runs, render_report
+from runner.reporting.reproduction import SkippedRun, read_cells, render_report, scan_logged_runs
 from runner.studies import load_study
 
 
@@ -24,9 +26,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--artifacts", type=Path, default=artifacts_dir())
     parser.add_argument("--experiments", type=Path, default=PROJECT_ROOT / "experiments")
+    parser.add_argument("--conf", type=Path, default=PROJECT_ROOT / "conf")
     args = parser.parse_args(argv)
 
-    runs = read_logged_runs(args.artifacts)
+    studies = _configured_studies(args.conf)
+    runs, skipped = scan_logged_runs(args.artifacts, expected=sorted(studies))
+    for skip in skipped:
+        print(f"skipped {skip.experiment}: {skip.reason}")
     if not runs:
         print(f"no logged runs under {args.artifacts}: run a study first (make reproduce)")
         return 1
@@ -51,10 +57,33 @@ def main(argv: list[str] | None = None) -> int:
         published = read_cells(published_path)
         notes = _notes(args.experiments / paper)
         report = render_report(paper, paper_runs, published, notes)
+        report += _skipped_section(paper, skipped, studies)
         out = args.experiments / paper / "REPRODUCTION.md"
         out.write_text(report)
         print(f"{paper}: {out}")
     return 0
+
+
+def _configured_studies(conf: Path) -> dict[str, str | None]:
+    """Experiment name -> study name of every `conf/experiment/*.yaml`."""
+    out: dict[str, str | None] = {}
+    for path in sorted((conf / "experiment").glob("*.yaml")):
+        node = OmegaConf.load(path)
+        out[str(node.get("experiment", path.stem))] = OmegaConf.select(node, "study.name")
+    return out
+
+
+def _skipped_section(paper: str, skipped: list[SkippedRun], studies: dict[str, str | None]) -> str:
+    """Markdown naming this paper's experiments that have no readable run, and why."""
+    lines = []
+    for skip in skipped:
+        study_name = studies.get(skip.experiment)
+        if study_name is None or getattr(load_study(study_name), "PAPER", None) != paper:
+            continue
+        lines.append(f"- `{skip.experiment}`: {skip.reason}")
+    if not lines:
+        return ""
+    return "\n## Not in this report\n\n" + "\n".join(lines) + "\n"
 
 
 def _notes(folder: Path) -> dict[str, str]:

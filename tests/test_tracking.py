@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -12,10 +15,18 @@ from pathlib import Path
 
 import mlflow
 import pytest
+from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from runner import tracking
+from runner.config import register_configs
+from runner.errors import ConfigError
+from runner.pipeline import run
+from runner.reporting.run_folders import latest_run_dir
 from runner.results import StudyResult
+
+ROOT = Path(__file__).resolve().parents[1]
+register_configs()
 
 
 def _cfg(artifacts: Path, enabled: bool = True):
@@ -83,6 +94,156 @@ def test_tracking_off_logs_nothing(tmp_path):
     cfg = _cfg(tmp_path, enabled=False)
     assert tracking.log_run(cfg, _result(), tmp_path, {"git": {"commit": None}}) is None
     assert not (tmp_path / "mlflow.db").exists()
+
+
+def test_run_names_carry_the_overrides_but_not_the_experiment_choice():
+    name = tracking.run_name("rq1_cheap_signals", ["experiment=rq1_cheap_signals", "seed=2"])
+    assert name == "rq1_cheap_signals seed=2"
+    assert tracking.run_name("hri_example", []) == "hri_example"
+    assert tracking.run_name("x", ["+bootstrap.n=5", "progress=false"]) == "x +bootstrap.n=5"
+
+
+def test_a_locked_database_is_retried_and_other_errors_are_not():
+    calls = []
+
+    def flaky() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise sqlite3.OperationalError("database is locked")
+        return "ok"
+
+    assert tracking.retry_locked(flaky) == "ok" and len(calls) == 3
+
+    def broken() -> None:
+        calls.append(1)
+        raise sqlite3.OperationalError("no such table: runs")
+
+    calls.clear()
+    with pytest.raises(sqlite3.OperationalError, match="no such table"):
+        tracking.retry_locked(broken)
+    assert len(calls) == 1
+
+    def always_locked() -> None:
+        raise sqlite3.OperationalError("database is locked")
+
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        tracking.retry_locked(always_locked, attempts=2)
+
+
+def pipeline_cfg(artifacts: Path, *overrides: str):
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        return compose(
+            "config",
+            overrides=[
+                "experiment=hri_example",
+                "progress=false",
+                f"paths.artifacts_dir={artifacts}",
+                *overrides,
+            ],
+        )
+
+
+def only_run(artifacts: Path, experiment: str = "hri_example"):
+    client = mlflow.MlflowClient(f"sqlite:///{artifacts / 'mlflow.db'}")
+    exp = client.get_experiment_by_name(experiment)
+    (found,) = client.search_runs([exp.experiment_id])
+    return client, found
+
+
+def test_the_mlflow_run_spans_the_study_and_records_name_dataset_and_own_folder(tmp_path):
+    outcome = run(pipeline_cfg(tmp_path, "seed=2"), overrides=["seed=2"])
+    _, found = only_run(tmp_path)
+    assert found.info.run_id == outcome.mlflow_run_id
+    assert found.info.status == "FINISHED"
+    assert found.info.run_name == "hri_example seed=2"
+    manifest = json.loads((outcome.output_dir / "manifest.json").read_text())
+    started = dt.datetime.fromisoformat(manifest["run"]["started_utc"]).timestamp()
+    study_s = outcome.result.runtime["study_seconds"]
+    # opened before the data load and the study, closed after: Duration covers the study
+    assert found.info.start_time / 1000 - started <= manifest["run"]["wall_seconds"] - study_s
+    assert (found.info.end_time - found.info.start_time) / 1000 >= study_s
+    assert found.data.tags["output_dir"] == str(outcome.output_dir)
+    assert latest_run_dir(tmp_path / "hri_example") == outcome.output_dir
+    (dataset_input,) = found.inputs.dataset_inputs
+    assert dataset_input.dataset.name == "hri_claims"
+    assert manifest["dataset"]["fingerprint"].startswith(dataset_input.dataset.digest)
+    assert "supplier_contract.yaml" in dataset_input.dataset.source
+    assert manifest["run"]["mlflow_run_id"] == found.info.run_id
+
+
+def test_a_failing_study_leaves_a_failed_run_with_its_error(tmp_path):
+    with pytest.raises(ConfigError, match="nope"):
+        run(pipeline_cfg(tmp_path, "study.params.response_id=nope"))
+    client, found = only_run(tmp_path)
+    assert found.info.status == "FAILED"
+    assert "ConfigError" in found.data.tags["error"] and "nope" in found.data.tags["error"]
+    assert found.data.params["study.params.response_id"] == "nope"
+    assert "error.txt" in {a.path for a in client.list_artifacts(found.info.run_id)}
+    assert latest_run_dir(tmp_path / "hri_example") is None
+
+
+def test_ctrl_c_during_a_run_ends_it_killed_and_leaves_no_partial_folder(tmp_path, monkeypatch):
+    import runner.pipeline
+
+    def interrupted(cfg):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner.pipeline, "load_data", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run(pipeline_cfg(tmp_path))
+    _, found = only_run(tmp_path)
+    assert found.info.status == "KILLED"
+    assert found.data.tags["error"].startswith("KeyboardInterrupt")
+    assert not list((tmp_path / "hri_example" / "runs").iterdir())
+
+
+@pytest.mark.slow
+def test_a_parallel_sweep_on_a_fresh_folder_records_every_job_as_a_finished_run(tmp_path):
+    env = {**os.environ, "RUNNER_ARTIFACTS_DIR": str(tmp_path)}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "runner",
+            "-m",
+            "experiment=hri_example",
+            "seed=1,2,3",
+            "hydra/launcher=joblib",
+            "progress=false",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    client = mlflow.MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    exp = client.get_experiment_by_name("hri_example")
+    runs = client.search_runs([exp.experiment_id])
+    assert sorted(r.info.run_name for r in runs) == [f"hri_example seed={s}" for s in (1, 2, 3)]
+    assert {r.info.status for r in runs} == {"FINISHED"}
+    folders = {r.data.tags["output_dir"] for r in runs}
+    assert len(folders) == 3
+    for r in runs:
+        seed = r.info.run_name.split("=")[1]
+        out = Path(r.data.tags["output_dir"])
+        assert out.parent.parent.name == f"seed={seed}" and out.parent.name == "runs"
+        assert (out / "manifest.json").is_file()
+    # a plain run afterwards keeps the sweep's outputs
+    sweep = tmp_path / "hri_example" / "multirun"
+    before = sorted(p.relative_to(sweep) for p in sweep.rglob("cells.csv"))
+    plain = subprocess.run(
+        [sys.executable, "-m", "runner", "experiment=hri_example", "progress=false"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert plain.returncode == 0, plain.stderr[-3000:]
+    assert sorted(p.relative_to(sweep) for p in sweep.rglob("cells.csv")) == before
+    assert len(before) == 3
 
 
 def _free_port() -> int:

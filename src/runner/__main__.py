@@ -15,10 +15,12 @@ import sys  # noqa: E402
 import hydra  # noqa: E402
 from omegaconf import DictConfig  # noqa: E402
 
+from runner.cli_errors import install as one_line_config_errors  # noqa: E402
 from runner.config import register_configs  # noqa: E402
 from runner.errors import RunnerError  # noqa: E402
 
 register_configs()
+one_line_config_errors()
 
 
 @hydra.main(version_base="1.3", config_path="../../conf", config_name="config")
@@ -29,7 +31,7 @@ def main(cfg: DictConfig) -> None:
 
     _separate_multirun_outputs(cfg)
     try:
-        outcome = run(cfg)
+        outcome = run(cfg)  # the job's overrides come from HydraConfig (run names, manifest)
     except RunnerError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
@@ -37,14 +39,32 @@ def main(cfg: DictConfig) -> None:
 
 
 def _separate_multirun_outputs(cfg: DictConfig) -> None:
-    """Give each sweep job its own output folder, named by its overrides."""
+    """Give each sweep job its own folder, `multirun/<sweep>/<job overrides>/`.
+
+    The sweep is named like Hydra's sweep folder (its start time), so a later sweep or a
+    plain run never writes over an earlier sweep's jobs; inside, each job keeps the same
+    `runs/<id>/` + `latest` layout as a plain run.
+    """
+    from pathlib import Path
+
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
     hc = HydraConfig.get()
     if hc.mode == RunMode.MULTIRUN:
-        job = hc.job.override_dirname or str(hc.job.num)
-        cfg.paths.output_dir = f"{cfg.paths.output_dir}/multirun/{job}"
+        sweep = Path(hc.sweep.dir).name
+        job = _folder_name(hc.job.override_dirname) or f"job{hc.job.num}"
+        cfg.paths.output_dir = f"{cfg.paths.output_dir}/multirun/{sweep}/{job}"
+
+
+def _folder_name(text: str, limit: int = 120) -> str:
+    """A single path component from a job's overrides (no `/`; long ones shortened + hashed)."""
+    import hashlib
+
+    name = text.replace("/", "_").replace("\0", "")
+    if len(name) > limit:
+        name = f"{name[:limit]}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+    return name
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from runner.errors import ConfigError, RunnerError
 from runner.results import StudyResult
+from runner.schema_checks import check_known_keys, check_schema_values
 from runner.studies import load_study
 
 log = logging.getLogger(__name__)
@@ -31,15 +32,22 @@ PART_GROUPS = ("gates", "verifiers", "judges")
 
 @dataclass
 class RunOutcome:
-    """What a finished run left behind."""
+    """What a finished run left behind; `output_dir` is the run's own folder."""
 
     result: StudyResult
     output_dir: Path
     mlflow_run_id: str | None
+    run_id: str | None = None
 
 
 def check_config(cfg: DictConfig) -> Any:
-    """Validate everything that needs no data; return the study's typed params."""
+    """Validate everything that needs no data; return the study's typed params.
+
+    In order: keys unknown to their schema (also those added with ``+``), the study's
+    params, importable targets, schema values (``__post_init__``: bootstrap, split,
+    dataset provenance), and the splitter's own constructor checks.
+    """
+    check_known_keys(cfg)
     study = load_study(cfg.study.name)
     try:
         params = OmegaConf.merge(OmegaConf.structured(study.Params), cfg.study.params)
@@ -58,7 +66,20 @@ def check_config(cfg: DictConfig) -> Any:
         if not target:
             raise ConfigError(f"{key}: no _target_ (which class or function builds it?)")
         _check_importable(key, target)
+    check_schema_values(cfg)
+    if cfg.get("split") is not None:
+        _build("split", cfg.split)
     return OmegaConf.to_object(params)
+
+
+def _build(key: str, node: DictConfig) -> Any:
+    """`instantiate(node)`, with a part's own `RunnerError` unwrapped from Hydra's wrapper."""
+    try:
+        return instantiate(node, _convert_="all")
+    except InstantiationException as exc:
+        if isinstance(exc.__cause__, RunnerError):
+            raise exc.__cause__ from None
+        raise ConfigError(f"{key}: cannot build {node.get('_target_')}: {exc}") from exc
 
 
 def _check_importable(key: str, target: str) -> None:
@@ -97,18 +118,75 @@ def load_data(cfg: DictConfig) -> Any:
         raise
 
 
-def run(cfg: DictConfig) -> RunOutcome:
-    """Run one experiment end to end and return what it produced."""
+def check_output_settings(cfg: DictConfig) -> int | None:
+    """`paths.keep_runs`: null (keep every run) or a positive number of runs to keep."""
+    keep = cfg.paths.get("keep_runs")
+    if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 1):
+        raise ConfigError(
+            f"paths.keep_runs must be a positive int or null (keep all), got {keep!r}"
+        )
+    return keep
+
+
+def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
+    """Run one experiment end to end and return what it produced.
+
+    The outputs go into a new run folder under `paths.output_dir` (the experiment's
+    folder); `latest` there switches to it only once it is complete
+    (`runner.reporting.run_folders`). The MLflow run opens before the data load and ends
+    FAILED with the error if anything after fails. `overrides` are the command-line
+    overrides (default: Hydra's task overrides when Hydra is running), used for the run
+    name and the manifest.
+    """
     from runner import tracking
+    from runner.reporting.manifest import RunInfo
     from runner.reporting.outputs import write_outputs
+    from runner.reporting.run_folders import RunFolder, publish
 
     params = check_config(cfg)
+    keep_runs = check_output_settings(cfg)
     study = load_study(cfg.study.name)
-    started = time.perf_counter()
-    data = load_data(cfg)
-    result = study.run(cfg, data, params)
-    result.runtime.setdefault("study_seconds", round(time.perf_counter() - started, 3))
-    output_dir = Path(cfg.paths.output_dir)
-    manifest = write_outputs(cfg, result, data, output_dir, figures=getattr(study, "figures", None))
-    run_id = tracking.log_run(cfg, result, output_dir, manifest)
-    return RunOutcome(result=result, output_dir=output_dir, mlflow_run_id=run_id)
+    overrides = list(hydra_overrides() if overrides is None else overrides)
+    folder = RunFolder.create(Path(cfg.paths.output_dir))
+    info = RunInfo(run_id=folder.run_id, overrides=overrides)
+    tracked = None
+    try:
+        tracked = tracking.start_run(cfg, folder.run_dir, overrides)
+        info.mlflow_run_id = tracked.run_id if tracked else None
+        started = time.perf_counter()
+        data = load_data(cfg)
+        if tracked:
+            tracked.log_input(data)
+        result = study.run(cfg, data, params)
+        result.runtime.setdefault("study_seconds", round(time.perf_counter() - started, 3))
+        manifest = write_outputs(
+            cfg,
+            result,
+            data,
+            folder.tmp_dir,
+            figures=getattr(study, "figures", None),
+            run_info=info,
+        )
+        run_dir = publish(folder, keep_runs=keep_runs)
+        if tracked:
+            tracked.finish(cfg, result, run_dir, manifest)
+    except BaseException as exc:
+        folder.discard()
+        if tracked:
+            try:
+                tracked.fail(exc)
+            except Exception as track_exc:  # keep the study's error in front
+                log.error("could not mark MLflow run %s failed: %s", tracked.run_id, track_exc)
+        raise
+    return RunOutcome(
+        result=result, output_dir=run_dir, mlflow_run_id=info.mlflow_run_id, run_id=info.run_id
+    )
+
+
+def hydra_overrides() -> list[str]:
+    """The task overrides of the running Hydra job (empty outside Hydra)."""
+    from hydra.core.hydra_config import HydraConfig
+
+    if not HydraConfig.initialized():
+        return []
+    return list(HydraConfig.get().overrides.task)

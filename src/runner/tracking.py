@@ -1,20 +1,37 @@
 """MLflow tracking: one run per experiment run, everything browsable in the UI.
 
-Logged: the flattened config as params, every table cell as a metric
-(`<table>/<row>/<column>`, with `.../ci_low` and `.../ci_high` where there is an
-interval), and the output folder (scores, tables, figures, runtime, manifest) as
-artifacts. The default backend is SQLite under `artifacts/` with an explicit artifact
-root: MLflow 3's file store refuses to run without an opt-in flag, and SQLite gives the
-UI search and comparison.
+The MLflow run is opened *before* the data load and the study (status RUNNING), so its
+Duration is the run's and a study that fails ends it FAILED with the error (tag `error`,
+artifact `error.txt`). Its name is the experiment plus the job's command-line overrides
+(`rq1_cheap_signals seed=2`), so sweep jobs are told apart. The data set goes in with
+`mlflow.log_input` (name, source file, digest = the data fingerprint), filling the UI's
+Dataset column. At the end: the flattened config as params, every table cell as a
+metric (`<table>/<row>/<column>`, with `.../ci_low` and `.../ci_high` where there is an
+interval), and the run's own output folder (scores, tables, figures, runtime, manifest)
+as artifacts; the `output_dir` tag names that folder, which no later run reuses.
+
+The default backend is SQLite under `artifacts/` with an explicit artifact root: MLflow
+3's file store refuses to run without an opt-in flag, and SQLite gives the UI search and
+comparison. The database is created and migrated once, under an `fcntl` lock on
+`<db>.lock` (parallel sweep jobs otherwise race in alembic's first migration), and writes
+that meet "database is locked" are retried.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import logging
+import os
 import re
+import time
+import traceback
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
 from runner.results import StudyResult
@@ -24,6 +41,12 @@ log = logging.getLogger(__name__)
 _UNSAFE = re.compile(r"[^A-Za-z0-9_\-. /:]")
 MAX_PARAM_VALUE = 6000
 BATCH = 900
+MAX_RUN_NAME = 250
+DIGEST_CHARS = 32
+"""MLflow's dataset digest column holds 36 characters; the full fingerprint is a tag."""
+NAME_EXCLUDES = frozenset({"experiment", "progress"})
+"""Override keys left out of run names (the experiment is the name's start already)."""
+T = TypeVar("T")
 
 
 def metric_key(*parts: str) -> str:
@@ -67,56 +90,195 @@ def resolve_uri(cfg: DictConfig) -> tuple[str, str]:
     return uri, root
 
 
-def log_run(
-    cfg: DictConfig, result: StudyResult, output_dir: Path, manifest: dict[str, Any]
-) -> str | None:
-    """Log one finished run to MLflow; returns the run id (None with tracking off)."""
-    if not cfg.tracking.enabled:
-        log.info("tracking disabled: outputs are in %s only", output_dir)
-        return None
+def retry_locked(fn: Callable[..., T], *args: Any, attempts: int = 8, **kwargs: Any) -> T:
+    """Call `fn`, retrying with backoff while SQLite answers "database is locked"."""
+    delay = 0.25
+    for attempt in range(1, attempts + 1):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:
+            if "database is locked" not in str(exc) or attempt == attempts:
+                raise
+            log.warning("MLflow store busy (%s); retry %d/%d", exc, attempt, attempts - 1)
+            time.sleep(delay)
+            delay = min(delay * 2, 4.0)
+    raise AssertionError("unreachable")
+
+
+@contextlib.contextmanager
+def store_lock(uri: str) -> Iterator[None]:
+    """Exclusive lock beside a SQLite database (`<db>.lock`); a no-op for other stores."""
+    if not uri.startswith("sqlite:///"):
+        yield
+        return
+    db = Path(uri.removeprefix("sqlite:///"))
+    db.parent.mkdir(parents=True, exist_ok=True)
+    with open(db.with_name(db.name + ".lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def prepare_experiment(cfg: DictConfig) -> tuple[Any, str]:
+    """Client and experiment id; creates (and migrates) the store and experiment once.
+
+    Under `store_lock`, so of many jobs starting at once exactly one creates the database
+    and the experiment and the others find them.
+    """
     import mlflow
-    from mlflow.entities import Metric, Param, RunTag
 
     uri, root = resolve_uri(cfg)
-    if uri.startswith("sqlite:///"):
-        Path(uri.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-    client = mlflow.MlflowClient(tracking_uri=uri)
     name = cfg.tracking.experiment_name or cfg.experiment
-    experiment = client.get_experiment_by_name(name)
-    if experiment is None:
+    with store_lock(uri):
+        client = mlflow.MlflowClient(tracking_uri=uri)
+        experiment = retry_locked(client.get_experiment_by_name, name)
+        if experiment is not None:
+            return client, experiment.experiment_id
         Path(root).mkdir(parents=True, exist_ok=True)
-        experiment_id = client.create_experiment(name, artifact_location=Path(root).as_uri())
-    else:
-        experiment_id = experiment.experiment_id
-    tags = {
-        "study": cfg.study.name,
-        "git_commit": str(manifest["git"]["commit"]),
-        "data_fingerprint": str((manifest.get("dataset") or {}).get("fingerprint")),
-        **{k: str(v) for k, v in result.tags.items()},
-    }
-    run = client.create_run(
-        experiment_id, run_name=cfg.tracking.run_name or cfg.experiment, tags=tags
-    )
-    run_id = run.info.run_id
-    try:
+        artifact_location = Path(root).as_uri() if "://" not in root else root
+        return client, retry_locked(
+            client.create_experiment, name, artifact_location=artifact_location
+        )
+
+
+def run_name(experiment: str, overrides: list[str] | tuple[str, ...]) -> str:
+    """`<experiment> <overrides>`: what a person typed, minus the experiment choice itself."""
+    shown = [o for o in overrides if o.split("=", 1)[0].lstrip("+~") not in NAME_EXCLUDES]
+    return " ".join([experiment, *shown])[:MAX_RUN_NAME]
+
+
+class TrackedRun:
+    """One MLflow run, opened before the study and closed FINISHED, FAILED or KILLED."""
+
+    def __init__(self, client: Any, run_id: str) -> None:
+        self.client = client
+        self.run_id = run_id
+
+    def log_params(self, cfg: DictConfig) -> None:
+        """The flattened, resolved config as params (logged first, so failed runs have them)."""
+        from mlflow.entities import Param
+
         params = flatten(OmegaConf.to_container(cfg, resolve=True))
+        items = [Param(_UNSAFE.sub("_", k), v) for k, v in sorted(params.items())]
+        for i in range(0, len(items), 100):
+            retry_locked(self.client.log_batch, self.run_id, params=items[i : i + 100])
+
+    def log_input(self, data: Any) -> None:
+        """Log the data set (name, source file, digest = data fingerprint) as the run's input."""
+        if data is None:
+            return
+        from mlflow.entities import DatasetInput, InputTag
+
+        context = InputTag(key="mlflow.data.context", value="study")
+        retry_locked(
+            self.client.log_inputs,
+            self.run_id,
+            datasets=[DatasetInput(_dataset_entity(data), tags=[context])],
+        )
+
+    def finish(self, cfg: DictConfig, result: StudyResult, run_dir: Path, manifest: dict) -> None:
+        """Log cells, runtime, tags and the run folder; end the run FINISHED."""
+        from mlflow.entities import Metric, RunTag
+
+        tags = {
+            "git_commit": str(manifest["git"]["commit"]),
+            "data_fingerprint": str((manifest.get("dataset") or {}).get("fingerprint")),
+            **{k: str(v) for k, v in result.tags.items()},
+        }
         metrics = cell_metrics(result)
         for key, value in _numeric_runtime(result.runtime).items():
             metrics[metric_key("runtime", key)] = value
-        param_items = [Param(_UNSAFE.sub("_", k), v) for k, v in sorted(params.items())]
         metric_items = [Metric(k, v, 0, 0) for k, v in metrics.items()]
-        for i in range(0, len(param_items), 100):
-            client.log_batch(run_id, params=param_items[i : i + 100])
+        tag_items = [RunTag(k, v) for k, v in tags.items()]
+        batch = self.client.log_batch
+        retry_locked(batch, self.run_id, tags=tag_items)
         for i in range(0, len(metric_items), BATCH):
-            client.log_batch(run_id, metrics=metric_items[i : i + BATCH])
-        client.log_batch(run_id, tags=[RunTag("output_dir", str(output_dir))])
-        client.log_artifacts(run_id, str(output_dir))
-    except Exception:
-        client.set_terminated(run_id, status="FAILED")
+            retry_locked(batch, self.run_id, metrics=metric_items[i : i + BATCH])
+        self.client.log_artifacts(self.run_id, str(run_dir))
+        retry_locked(self.client.set_terminated, self.run_id, status="FINISHED")
+
+    def fail(self, exc: BaseException) -> None:
+        """End the run FAILED (KILLED on Ctrl-C) with the error as tag and artifact."""
+        from mlflow.entities import RunTag
+
+        status = "KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED"
+        message = f"{type(exc).__name__}: {exc}"
+        trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        try:
+            retry_locked(self.client.log_batch, self.run_id, tags=[RunTag("error", message[:5000])])
+            self.client.log_text(self.run_id, trace, "error.txt")
+        finally:
+            retry_locked(self.client.set_terminated, self.run_id, status=status)
+
+
+def start_run(
+    cfg: DictConfig, run_dir: Path, overrides: list[str] | tuple[str, ...] = ()
+) -> TrackedRun | None:
+    """Open the MLflow run of one experiment run (None with tracking off).
+
+    `run_dir` is the run's final folder (it is written later); the `output_dir` tag names it.
+    """
+    if not cfg.tracking.enabled:
+        log.info("tracking disabled: outputs are in %s only", run_dir)
+        return None
+    client, experiment_id = prepare_experiment(cfg)
+    tags = {
+        "study": cfg.study.name,
+        "output_dir": str(run_dir),
+        "run_folder": run_dir.name,
+        "overrides": " ".join(overrides)[:5000],
+    }
+    name = cfg.tracking.run_name or run_name(cfg.experiment, overrides)
+    run = retry_locked(client.create_run, experiment_id, run_name=name, tags=tags)
+    log.info("MLflow run %s (%s) in experiment %s", run.info.run_id, name, experiment_id)
+    tracked = TrackedRun(client, run.info.run_id)
+    try:
+        tracked.log_params(cfg)
+    except BaseException as exc:
+        tracked.fail(exc)
         raise
-    client.set_terminated(run_id, status="FINISHED")
-    log.info("MLflow run %s in experiment %r at %s", run_id, name, uri)
-    return run_id
+    return tracked
+
+
+def log_run(
+    cfg: DictConfig, result: StudyResult, output_dir: Path, manifest: dict[str, Any]
+) -> str | None:
+    """Log an already finished run in one go (start, finish); returns the run id."""
+    tracked = start_run(cfg, output_dir)
+    if tracked is None:
+        return None
+    try:
+        tracked.finish(cfg, result, output_dir, manifest)
+    except BaseException as exc:
+        tracked.fail(exc)
+        raise
+    return tracked.run_id
+
+
+def _dataset_entity(data: Any) -> Any:
+    """The MLflow dataset entity of a loaded data set (a pandas dataset when there is a frame:
+    schema and row count show in the UI; else name, source and digest only)."""
+    import mlflow.data
+    from mlflow.data.meta_dataset import MetaDataset
+
+    files = [str(f) for f in data.files]
+    source = files[0] if len(files) == 1 else os.path.commonpath(files) if files else data.name
+    digest = str(data.fingerprint)[:DIGEST_CHARS]
+    frame = getattr(data, "frame", None)
+    with warnings.catch_warnings():
+        # a local path matches two equivalent source classes; MLflow warns and picks one
+        warnings.filterwarnings("ignore", message="The specified dataset source")
+        # schema inference hints at models' missing-value handling; a data set has none here
+        warnings.filterwarnings("ignore", message="Hint: Inferred schema contains integer")
+        if isinstance(frame, pd.DataFrame):
+            dataset = mlflow.data.from_pandas(frame, source=source, name=data.name, digest=digest)
+        else:
+            from mlflow.data.dataset_source_registry import resolve_dataset_source
+
+            dataset = MetaDataset(resolve_dataset_source(source), name=data.name, digest=digest)
+        return dataset._to_mlflow_entity()
 
 
 def _numeric_runtime(runtime: dict[str, Any], prefix: str = "") -> dict[str, float]:

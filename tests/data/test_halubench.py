@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 
 import datasets
 import pandas as pd
@@ -218,10 +217,8 @@ def test_offline_without_data_fails_at_once(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(hub, "hub_reachable", _must_not_be_called)
     monkeypatch.setattr(datasets, "load_dataset", _must_not_be_called)
-    start = time.perf_counter()
-    with pytest.raises(DataNotFoundError) as caught:
+    with pytest.raises(DataNotFoundError) as caught:  # no probe, no download: at once
         load_halubench(data_dir=tmp_path)
-    assert time.perf_counter() - start < 2.0
     assert "RUNNER_DATA_DIR" in str(caught.value) and "PatronusAI/HaluBench" in str(caught.value)
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from runner.errors import ConfigError
 from runner.evaluation.splits import (
     GroupedKFold,
     GroupLeakError,
@@ -57,14 +58,17 @@ def test_grouped_kfold_is_deterministic_and_seeded(frame):
 def test_grouped_kfold_with_fewer_groups_than_folds_names_the_counts(make_frame):
     small = make_frame(n_groups=4, group_size=3)
     small.attrs["dataset"] = "tiny"
-    with pytest.raises(ValueError, match=r"tiny: 4 groups in 'group_id', fewer than n_splits=5"):
+    with pytest.raises(
+        ConfigError,
+        match=r"tiny: 4 groups in 'group_id', fewer than n_splits=5; set split.n_splits ≤ 4",
+    ):
         list(GroupedKFold(n_splits=5).folds(small))
 
 
 def test_grouped_kfold_with_positives_in_too_few_groups_raises(frame):
     f = frame.copy()
     f["label"] = (f["group_id"].isin(["g000", "g001", "g002"])).astype(int)
-    with pytest.raises(ValueError, match="only 3 groups contain label=1"):
+    with pytest.raises(ConfigError, match=r"only 3 groups contain label=1.*split\.n_splits ≤ 3"):
         list(GroupedKFold(n_splits=5).folds(f))
 
 
@@ -82,10 +86,10 @@ def test_grouped_kfold_rejects_bad_frames(frame, change, match):
         list(GroupedKFold().folds(change(frame)))
 
 
-def test_n_splits_below_two_is_rejected():
-    with pytest.raises(ValueError, match="n_splits"):
+def test_n_splits_below_two_is_a_config_error_naming_the_setting():
+    with pytest.raises(ConfigError, match=r"split\.n_splits must be an integer ≥ 2"):
         GroupedKFold(n_splits=1)
-    with pytest.raises(ValueError, match="n_splits"):
+    with pytest.raises(ConfigError, match=r"split\.n_splits"):
         KFold(n_splits=True)
 
 
@@ -274,13 +278,13 @@ def test_target_adaptation_rejects_sources_too_small_to_split():
     ("kwargs", "match"),
     [
         ({"test_fraction": 1.0}, "test_fraction"),
-        ({"ks": (1,)}, "ks must be integers"),
-        ({"ks": ()}, "ks must be integers"),
+        ({"ks": (1,)}, "ks must be a list of integers"),
+        ({"ks": ()}, "ks must be a list of integers"),
         ({"n_seeds": 0}, "n_seeds"),
     ],
 )
 def test_target_adaptation_rejects_bad_settings(kwargs, match):
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(ConfigError, match=rf"split\.{match}"):
         TargetAdaptation(**kwargs)
 
 

@@ -1,5 +1,10 @@
 """int8 recipes: the encoder's linear layers in int8, the head in float32, and the mixed recipe."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -13,17 +18,79 @@ from transformers import (
 
 from runner.errors import ConfigError
 from runner.verifiers import DebertaNLIVerifier
+from runner.verifiers.loading import INT8_RANGE_ENV
 from runner.verifiers.quantization import (
     BFloat16Linear,
     cpu_has_vnni,
+    full_range_is_exact,
+    int8_range,
     linear_roles,
     quantize_int8,
 )
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_vnni_detection_reads_cpu_flags():
     assert cpu_has_vnni("flags\t\t: fpu avx2 avx512f avx512_vnni\n")
     assert not cpu_has_vnni("flags\t\t: fpu avx2 avx512f\n")
+    # AVX-VNNI (256-bit) has no fbgemm kernels: those CPUs run the saturating AVX2 ones
+    assert not cpu_has_vnni("flags\t\t: fpu avx2 avx_vnni\n")
+
+
+def test_the_range_follows_the_kernels_and_the_override(monkeypatch):
+    monkeypatch.delenv(INT8_RANGE_ENV, raising=False)
+    auto = int8_range()
+    assert auto.full_range == full_range_is_exact()
+    assert auto.reason.startswith("auto: ")
+    assert int8_range("reduced").full_range is False
+    monkeypatch.setenv(INT8_RANGE_ENV, "reduced")
+    assert int8_range().to_dict()["activation_range"] == "reduced"
+    assert int8_range().reason.startswith(f"{INT8_RANGE_ENV}=reduced")
+    monkeypatch.setenv(INT8_RANGE_ENV, "fullest")
+    with pytest.raises(ConfigError, match=INT8_RANGE_ENV):
+        int8_range()
+
+
+def test_a_bad_override_fails_when_the_verifier_is_built(tiny_deberta, monkeypatch):
+    monkeypatch.setenv(INT8_RANGE_ENV, "7bit")
+    with pytest.raises(ConfigError, match="auto"):
+        DebertaNLIVerifier(model=str(tiny_deberta), quantize="int8_dynamic")
+    DebertaNLIVerifier(model=str(tiny_deberta))  # float32 never reads it
+
+
+PROBE = """
+from runner.errors import ConfigError
+from runner.verifiers.quantization import full_range_is_exact, int8_range
+print(full_range_is_exact(), int8_range().full_range)
+try:
+    int8_range("full")
+except ConfigError as err:
+    print("refused:", err)
+"""
+
+
+def test_pre_vnni_kernels_are_seen_to_saturate_and_full_range_is_refused():
+    # fbgemm restricted to its AVX2 kernels: the path of a CPU without AVX512-VNNI
+    env = {**os.environ, "FBGEMM_ENABLE_INSTRUCTIONS": "AVX2", "PYTHONPATH": str(ROOT / "src")}
+    env.pop(INT8_RANGE_ENV, None)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert lines[0] == "False False"
+    assert lines[1].startswith("refused:") and "saturate" in lines[1]
+
+
+def test_runtime_info_records_the_range_of_an_int8_verifier(tiny_deberta, monkeypatch):
+    monkeypatch.setenv(INT8_RANGE_ENV, "reduced")
+    fp32 = DebertaNLIVerifier(model=str(tiny_deberta))
+    assert fp32.runtime_info()["int8_range"] is None
+    info = fp32.derive(quantize="int8_dynamic").runtime_info()["int8_range"]
+    assert info["activation_range"] == "reduced"
+    assert info["reason"].startswith(f"{INT8_RANGE_ENV}=reduced")
+    assert isinstance(info["cpu_avx512_vnni"], bool)
 
 
 def _roles(folder, auto):

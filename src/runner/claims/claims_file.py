@@ -54,7 +54,7 @@ import yaml
 
 from runner.claims.feedback import event_from_mapping, parse_time
 from runner.claims.hri import Claim, LabelAssignment, Response, response_from_mapping
-from runner.data.base import LoadedData, fingerprint_files, frame_fingerprint
+from runner.data.base import LoadedData, fingerprint_files, frame_fingerprint, read_text
 from runner.errors import DataError, DataNotFoundError
 from runner.paths import PROJECT_ROOT
 
@@ -129,7 +129,7 @@ def read_claims_file(path: str | Path) -> list[Response]:
             f"claims file {p} not found; see runner.claims.claims_file for the format"
         )
     try:
-        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
+        doc = yaml.safe_load(read_text(p))
     except yaml.YAMLError as exc:
         raise DataError(f"not valid YAML: {exc}", file=str(p)) from exc
     if not isinstance(doc, dict) or set(doc) - {"responses", "description"}:

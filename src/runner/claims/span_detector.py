@@ -28,6 +28,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -112,6 +113,11 @@ class SpanDetector:
         self.name = name
         self.batch_size = batch_size
         self.passage_separator = passage_separator
+
+    def model_files(self) -> list[Path]:
+        """The wrapped verifier's model files (none with random weights), for the manifest."""
+        files = getattr(self.verifier, "model_files", None)
+        return list(files()) if files is not None else []
 
     def weights_tag(self) -> str:
         """``random weights (<model>)`` or ``trained (<model>)``: what the S1 rows are."""

@@ -23,7 +23,7 @@ import json
 import logging
 import math
 import numbers
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from runner.errors import DataError
+from runner.errors import ConfigError, DataError
 
 logger = logging.getLogger(__name__)
 
@@ -317,7 +317,7 @@ def span_problem(value: Any, answer: str) -> str | None:
         value = value.tolist()
     if not isinstance(value, (list, tuple)):
         return f"spans must be a list of span dicts, got {type(value).__name__}"
-    for k, span in enumerate(value):
+    for k, span in enumerate(value, start=1):  # numbered from 1, like JSONL rows
         if not isinstance(span, Mapping):
             return f"span {k} must be a dict, got {type(span).__name__}"
         start, end = span.get("start"), span.get("end")
@@ -353,11 +353,65 @@ def summarise(frame: pd.DataFrame) -> dict[str, Any]:
     }
 
 
+NOT_UTF8_FIELD = "<bytes>"
+"""Field named by a line that is not valid UTF-8 (the problem is below the record)."""
+
+
+def text_lines(path: str | Path, issues: IssueLog | None = None) -> Iterator[tuple[int, str]]:
+    """Yield ``(1-based line, text)`` of a UTF-8 text file, each line decoded on its own.
+
+    Why one helper: every text loader (JSONL, CSV, YAML) reads through it, so a stray
+    Latin-1 byte in a user's file is one `DataError` naming the file, the line and the byte
+    offset, instead of a ``UnicodeDecodeError`` traceback, and ``skip_invalid`` can skip
+    just that line. Lines end at ``\n``; the text keeps its line ending.
+
+    Parameters
+    ----------
+    path : path
+    issues : IssueLog, optional
+        Where an undecodable line goes (raises unless skipping; a skipped line is not
+        yielded). None: raise at once.
+
+    Raises
+    ------
+    DataError
+        Field ``"<bytes>"``: the line, the offending byte, and its offset in the file and
+        in the line (0-based byte offsets, as ``xxd`` / ``dd skip=`` count).
+    """
+    issues = issues if issues is not None else IssueLog(skip_invalid=False)
+    offset = 0
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                bad = raw[exc.start : exc.end]
+                issues.add(
+                    str(path),
+                    number,
+                    NOT_UTF8_FIELD,
+                    f"line {number} is not valid UTF-8: byte {bad[:1].hex(' ')} at byte "
+                    f"offset {offset + exc.start} of the file (byte {exc.start} of the "
+                    f"line; {exc.reason}); save the file as UTF-8",
+                )
+                text = None
+            offset += len(raw)
+            if text is not None:
+                yield number, text
+
+
+def read_text(path: str | Path) -> str:
+    """The whole UTF-8 text of a file (strict: the first undecodable line raises, see
+    `text_lines`)."""
+    return "".join(text for _, text in text_lines(path))
+
+
 def read_jsonl(path: Path, issues: IssueLog) -> tuple[list[tuple[int, dict]], int]:
     """Parse a JSONL file into ``(1-based line, record)`` pairs.
 
     Whitespace-only lines hold no record and are counted, not parsed. A line that is not
-    JSON, or not a JSON object, is a problem for ``issues`` (field ``"<record>"``).
+    UTF-8 (field ``"<bytes>"``, `text_lines`), not JSON, or not a JSON object (field
+    ``"<record>"``) is a problem for ``issues``.
 
     Returns
     -------
@@ -366,25 +420,24 @@ def read_jsonl(path: Path, issues: IssueLog) -> tuple[list[tuple[int, dict]], in
     """
     records: list[tuple[int, dict]] = []
     blank = 0
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                blank += 1
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                issues.add(str(path), number, "<record>", f"line is not valid JSON: {exc}")
-                continue
-            if not isinstance(record, dict):
-                issues.add(
-                    str(path),
-                    number,
-                    "<record>",
-                    f"line must be a JSON object, got {type(record).__name__}",
-                )
-                continue
-            records.append((number, record))
+    for number, line in text_lines(path, issues):
+        if not line.strip():
+            blank += 1
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            issues.add(str(path), number, "<record>", f"line is not valid JSON: {exc}")
+            continue
+        if not isinstance(record, dict):
+            issues.add(
+                str(path),
+                number,
+                "<record>",
+                f"line must be a JSON object, got {type(record).__name__}",
+            )
+            continue
+        records.append((number, record))
     return records, blank
 
 
@@ -439,3 +492,29 @@ def _plain(row: Any) -> int | str:
     if isinstance(row, (int, np.integer)):
         return int(row)
     return str(row)
+
+
+def check_split_file(
+    dataset: str, split: object, path: str | Path | None, splits: Sequence[str]
+) -> None:
+    """Raise `ConfigError` unless `split` is one of `splits` and agrees with `path`'s name.
+
+    Why: the split is recorded with the run (manifest, tables); a ``dataset.path`` to
+    ``test.parquet`` with ``dataset.split=train`` would read the test rows and record
+    "train". A file named after another split (``<split>.parquet`` / ``.jsonl``) is
+    refused, naming both settings; a file named otherwise is the user's word for its split.
+    Needs no data: the dataset schemas run it in the config check.
+    """
+    if not isinstance(split, str) or split not in splits:
+        raise ConfigError(
+            f"{dataset}: dataset.split={split!r} does not exist; valid splits: {', '.join(splits)}"
+        )
+    if path is None:
+        return
+    target = Path(str(path))
+    stem = target.name.split(".", 1)[0]
+    if target.suffix and stem in splits and stem != split:
+        raise ConfigError(
+            f"{dataset}: dataset.split={split} but dataset.path={target} is the {stem!r} "
+            f"split; set dataset.split={stem}, or point dataset.path at the {split} file"
+        )

@@ -37,6 +37,7 @@ from runner.claims.labels import LABELS, SEVERITY, to_label
 from runner.data.base import (
     IssueLog,
     LoadedData,
+    check_split_file,
     fingerprint_files,
     frame_fingerprint,
     read_jsonl,
@@ -116,6 +117,9 @@ class WiceConf:
     path: Optional[str] = None
     limit: Optional[int] = None
     data_dir: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        check_split_file(self.name, self.split, self.path, WICE_SPLITS)
 
 
 @dataclass
@@ -235,11 +239,11 @@ def _passages_problem(value: Any) -> str | None:
         return f"passages must be a list of strings, got {type(value).__name__}"
     if len(value) == 0:
         return "passages is an empty list: a claim needs at least one passage"
-    for k, passage in enumerate(value):
+    for k, passage in enumerate(value):  # numbered from 1, like the rows (JSONL lines)
         if not isinstance(passage, str):
-            return f"passage {k} must be a string, got {type(passage).__name__}"
+            return f"passage {k + 1} must be a string, got {type(passage).__name__}"
         if not passage.strip():
-            return f"passage {k} is empty"
+            return f"passage {k + 1} is empty"
     return None
 
 
@@ -368,8 +372,7 @@ def load_wice(
     -------
     LoadedData
     """
-    if split not in WICE_SPLITS:
-        raise ConfigError(f"wice split must be one of {WICE_SPLITS}, got {split!r}")
+    check_split_file(name, split, path, WICE_SPLITS)
     _check_limit(limit)
     file = _file(path, data_dir, WICE_FILES["wice"].format(split=split), _HOW_TO_WICE)
     rows, lines = [], []
@@ -449,8 +452,7 @@ def load_wice_oracle(
     -------
     LoadedData
     """
-    if split not in WICE_SPLITS:
-        raise ConfigError(f"wice_oracle split must be one of {WICE_SPLITS}, got {split!r}")
+    check_split_file(name, split, path, WICE_SPLITS)
     _check_limit(limit)
     file = _file(path, data_dir, WICE_FILES["wice_oracle"].format(split=split), _HOW_TO_WICE)
     rows, lines = [], []
@@ -677,7 +679,11 @@ def load_claims_jsonl(
         for r in rows:
             r["criticality"] = r.get("criticality", pd.NA)
     params = {"limit": limit, "skip_invalid": skip_invalid, "path": str(file)}
-    info = {"blank_lines": blank, "skipped": issues.skipped()}
+    info = {
+        "blank_lines": blank,
+        "skipped_rows": issues.skipped_rows(),
+        "skipped": issues.skipped(),
+    }
     loaded = _finish(rows, lines, file, name, "runner.data.claims.load_claims_jsonl", params, info)
     if "criticality" in loaded.frame.columns:
         loaded.frame["criticality"] = loaded.frame["criticality"].astype("Int64")

@@ -28,6 +28,12 @@ class RagTruthConf:
     skip_invalid: bool = False
     data_dir: Optional[str] = None
 
+    def __post_init__(self) -> None:
+        from runner.data.base import check_split_file
+        from runner.data.ragtruth import SPLITS
+
+        check_split_file(self.name, self.split, self.path, SPLITS)
+
 
 @dataclass
 class HaluBenchConf:

@@ -56,7 +56,13 @@ from typing import Any
 
 from runner.claims.claims_file import responses_to_frame
 from runner.claims.hri import Claim, LabelAssignment, Response
-from runner.data.base import LoadedData, fingerprint_files, frame_fingerprint, sha256_file
+from runner.data.base import (
+    LoadedData,
+    fingerprint_files,
+    frame_fingerprint,
+    sha256_file,
+    text_lines,
+)
 from runner.errors import ConfigError, DataError, DataNotFoundError
 from runner.paths import data_dir as default_data_dir
 
@@ -208,17 +214,16 @@ def _count(values: Any) -> dict[str, int]:
 
 def _read_records(path: Path) -> list[tuple[int, dict]]:
     records = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"not valid JSON: {exc}", file=str(path), row=number) from exc
-            if not isinstance(record, dict):
-                raise DataError("line must be a JSON object", file=str(path), row=number)
-            records.append((number, record))
+    for number, line in text_lines(path):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"not valid JSON: {exc}", file=str(path), row=number) from exc
+        if not isinstance(record, dict):
+            raise DataError("line must be a JSON object", file=str(path), row=number)
+        records.append((number, record))
     return records
 
 

@@ -20,6 +20,7 @@ row keeps its id whichever sources are selected.
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 from collections import Counter
@@ -40,6 +41,7 @@ from runner.data.base import (
     screen_rows,
     sha256_file,
     summarise,
+    text_lines,
 )
 from runner.data.hub import load_hub_split
 from runner.errors import ConfigError, DataError, DataNotFoundError
@@ -131,7 +133,7 @@ def load_halubench(
         parts = [(f"hf://datasets/{hub_id} (split test)", hub_split.frame)]
         origin = "hub"
     else:
-        parts = [(str(f), _read(f)) for f in files]
+        parts = [(str(f), _read(f, issues)) for f in files]
         files = [str(f) for f in files]
         digest = fingerprint_files(files)
         origin = "local"
@@ -250,11 +252,15 @@ def _how_to(hub_id: str) -> str:
     )
 
 
-def _read(path: Path) -> pd.DataFrame:
+def _read(path: Path, issues: IssueLog) -> pd.DataFrame:
+    """A CSV (decoded by `text_lines`: a line that is not UTF-8 is a problem for `issues`,
+    skipped with ``skip_invalid``) or a parquet file, as a raw frame."""
+    if path.suffix.lower() == ".csv":
+        text = "".join(line for _, line in text_lines(path, issues))
     try:
         if path.suffix.lower() == ".csv":
             # Every cell as text, and no "NA"/"None" answers turned into NaN behind our back.
-            return pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
+            return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_filter=False)
         return pd.read_parquet(path)
     except Exception as exc:  # parsers raise several types for a broken file
         raise DataError(f"cannot read file: {type(exc).__name__}: {exc}", file=str(path)) from exc

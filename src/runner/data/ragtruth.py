@@ -39,6 +39,7 @@ from runner.data.base import (
     IssueLog,
     LoadedData,
     as_id,
+    check_split_file,
     fingerprint_files,
     frame_fingerprint,
     group_key,
@@ -59,6 +60,8 @@ LOADER_VERSION = 1
 """Bump when the mapping changes, so fingerprints (and caches keyed on them) change too."""
 
 HUB_ID = "wandb/RAGTruth-processed"
+SPLITS = ("train", "test")
+"""RAGTruth's splits (both forms); anything else is a `ConfigError`, not a Hub lookup."""
 TASKS = ("QA", "Summary", "Data2txt")
 FORMATS = ("auto", "processed", "original")
 PROCESSED_COLUMNS = ("id", "query", "context", "output", "task_type", "hallucination_labels")
@@ -124,15 +127,15 @@ def load_ragtruth(
     DataNotFoundError
         No local file and no usable Hub.
     ConfigError
-        An unknown ``format``, a ``limit`` below 1, or a ``path`` and ``format`` that
-        disagree.
+        An unknown ``format``, a ``limit`` below 1, a ``split`` other than train / test,
+        a ``path`` file named after the other split (``test.parquet`` with
+        ``split="train"``), or a ``path`` and ``format`` that disagree.
     """
     if format not in FORMATS:
         raise ConfigError(f"ragtruth: format must be one of {FORMATS}, got {format!r}")
     if limit is not None and limit < 1:
         raise ConfigError(f"ragtruth: limit must be a positive integer or null, got {limit!r}")
-    if not isinstance(split, str) or not split:
-        raise ConfigError(f"ragtruth: split must be a non-empty string, got {split!r}")
+    check_split_file(name, split, path, SPLITS)
     issues = IssueLog(skip_invalid)
     params = {"split": split, "limit": limit, "skip_invalid": skip_invalid}
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from runner.errors import ConfigError
+
 
 def check_labels(y: object, *, name: str = "y") -> np.ndarray:
     """Return `y` as a 1-D float array of 0/1 labels, or raise ValueError saying why."""
@@ -110,3 +112,18 @@ def describe_rows(rows: np.ndarray, limit: int = 5) -> str:
     head = ", ".join(str(int(r)) for r in rows[:limit])
     more = ", ..." if rows.size > limit else ""
     return f"{rows.size} (first: {head}{more})"
+
+
+def check_bootstrap_settings(n_resamples: object, level: object, *, key: str = "bootstrap") -> None:
+    """Raise `ConfigError` naming ``<key>.n_resamples`` / ``<key>.level`` when unusable.
+
+    Needs no data, so the config check runs it before anything is loaded.
+    """
+    if (
+        isinstance(n_resamples, bool)
+        or not isinstance(n_resamples, int | np.integer)
+        or n_resamples < 1
+    ):
+        raise ConfigError(f"{key}.n_resamples must be a positive integer, got {n_resamples!r}")
+    if isinstance(level, bool) or not isinstance(level, int | float) or not 0.0 < level < 1.0:
+        raise ConfigError(f"{key}.level must lie in (0, 1), got {level!r}")

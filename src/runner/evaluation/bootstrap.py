@@ -39,7 +39,7 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from runner.evaluation._checks import check_labels, check_scores
+from runner.evaluation._checks import check_bootstrap_settings, check_labels, check_scores
 from runner.evaluation.metrics import auroc_batched, average_precision_batched
 from runner.evaluation.operating import accepted_risk_batched, review_precision_batched
 
@@ -240,11 +240,8 @@ def group_bootstrap(
     for name, fn in metrics.items():
         if not callable(fn):
             raise ValueError(f"metric {name!r} is not callable")
-    if isinstance(n_resamples, bool) or int(n_resamples) != n_resamples or n_resamples < 1:
-        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
+    check_bootstrap_settings(n_resamples, level)
     n_resamples = int(n_resamples)
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level must lie in (0, 1), got {level!r}")
 
     group_codes, group_names = _codes(groups, n, "groups")
     n_groups = group_names.shape[0]

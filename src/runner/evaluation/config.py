@@ -1,14 +1,20 @@
 """Structured-config schemas for splits and the bootstrap (registered by `runner.config`).
 
 Why: `split.n_splits=abc` or a misspelt key must fail when Hydra composes the config, not
-halfway through a study. Each YAML in `conf/split/` and `conf/bootstrap/` names one of
-these schemas in its defaults list; `SCHEMAS` lists (group, name, "module:Class") entries
-in the form `runner.config.PART_SCHEMAS` uses.
+halfway through a study. Values that are the right type but cannot work
+(`bootstrap.n_resamples=-5`, `split.n_splits=1`) fail in `__post_init__`, which
+`runner.pipeline.check_config` runs (through `OmegaConf.to_object`) before any data load.
+Each YAML in `conf/split/` and `conf/bootstrap/` names one of these schemas in its
+defaults list; `SCHEMAS` lists (group, name, "module:Class") entries in the form
+`runner.config.PART_SCHEMAS` uses.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from runner.evaluation._checks import check_bootstrap_settings
+from runner.evaluation.splits import check_n_splits, check_target_adaptation
 
 
 @dataclass
@@ -22,6 +28,9 @@ class GroupedKFoldConf:
     y_col: str = "label"
     group_col: str = "group_id"
 
+    def __post_init__(self) -> None:
+        check_n_splits(self.n_splits)
+
 
 @dataclass
 class KFoldConf:
@@ -33,6 +42,9 @@ class KFoldConf:
     stratified: bool = True
     shuffle: bool = True
     y_col: str = "label"
+
+    def __post_init__(self) -> None:
+        check_n_splits(self.n_splits)
 
 
 @dataclass
@@ -57,6 +69,9 @@ class TargetAdaptationConf:
     y_col: str = "label"
     group_col: str | None = None
 
+    def __post_init__(self) -> None:
+        check_target_adaptation(self.test_fraction, self.ks, self.n_seeds)
+
 
 @dataclass
 class BootstrapConf:
@@ -71,6 +86,9 @@ class BootstrapConf:
     n_resamples: int = 1000
     level: float = 0.95
     seed: int = 13
+
+    def __post_init__(self) -> None:
+        check_bootstrap_settings(self.n_resamples, self.level)
 
 
 SCHEMAS: list[tuple[str, str, str]] = [

@@ -17,7 +17,11 @@ Interface shared by all splitters:
 - `is_partition` is True when the test folds cover every row exactly once (the K-fold
   splitters and leave-source-out), so out-of-fold scores are one per row.
 
-The data set named in errors is `frame.attrs["dataset"]` when the loader set it.
+The data set named in errors is `frame.attrs["dataset"]` when the loader set it. A split
+that cannot work with the configured settings raises `ConfigError` (a `ValueError`) whose
+message names the setting to change (``split.n_splits`` ...); bad data raises `DataError`.
+Settings that need no data are checked in the constructor, so `runner.pipeline.check_config`
+catches them before any data is loaded.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ import pandas as pd
 from sklearn.model_selection import KFold as _SkKFold
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
-from runner.errors import DataError
+from runner.errors import ConfigError, DataError
 
 
 @dataclass(frozen=True)
@@ -110,9 +114,10 @@ def _check_test_folds(frame: pd.DataFrame, y: np.ndarray, folds: list[Fold]) -> 
         for side, idx in (("test", fold.test_idx), ("train", fold.train_idx)):
             sub = y[idx]
             if idx.size == 0 or sub.min() == sub.max():
-                raise ValueError(
+                raise ConfigError(
                     f"data set {dataset_name(frame)}: {side} side of fold {fold.name!r} holds "
-                    f"one class ({_class_counts(sub)} among {idx.size} rows)"
+                    f"one class ({_class_counts(sub)} among {idx.size} rows); use fewer folds "
+                    "(split.n_splits) or another split"
                 )
 
 
@@ -137,10 +142,19 @@ class _Splitter:
             yield fold.train_idx, fold.test_idx
 
 
-def _check_n_splits(n_splits: object) -> int:
+def check_n_splits(n_splits: object) -> int:
+    """`n_splits` as an int, or `ConfigError` naming ``split.n_splits`` (needs no data)."""
     if isinstance(n_splits, bool) or not isinstance(n_splits, int | np.integer) or n_splits < 2:
-        raise ValueError(f"n_splits must be an integer ≥ 2, got {n_splits!r}")
+        raise ConfigError(
+            f"split.n_splits must be an integer ≥ 2 (every fold needs a train and a test "
+            f"side), got {n_splits!r}"
+        )
     return int(n_splits)
+
+
+def _fewer_than_splits(what: str, count: int, n_splits: int) -> ConfigError:
+    fix = f"set split.n_splits ≤ {count}" if count >= 2 else "use another split"
+    return ConfigError(f"{what}, fewer than n_splits={n_splits}; {fix}")
 
 
 class GroupedKFold(_Splitter):
@@ -169,7 +183,7 @@ class GroupedKFold(_Splitter):
         y_col: str = "label",
         group_col: str = "group_id",
     ) -> None:
-        self.n_splits = _check_n_splits(n_splits)
+        self.n_splits = check_n_splits(n_splits)
         self.seed, self.shuffle = int(seed), bool(shuffle)
         self.y_col, self.group_col = y_col, group_col
 
@@ -178,23 +192,26 @@ class GroupedKFold(_Splitter):
         return self.n_splits
 
     def folds(self, frame: pd.DataFrame) -> Iterator[Fold]:
-        """Yield the grouped folds; raise ValueError when they cannot all hold both classes."""
+        """Yield the grouped folds; raise ConfigError when they cannot all hold both classes."""
         _require_columns(frame, [self.y_col, self.group_col])
         y = _labels(frame, self.y_col)
         groups = frame[self.group_col].to_numpy()
         name = dataset_name(frame)
         n_groups = pd.unique(groups).shape[0]
         if n_groups < self.n_splits:
-            raise ValueError(
-                f"data set {name}: {n_groups} groups in {self.group_col!r}, fewer than "
-                f"n_splits={self.n_splits}"
+            raise _fewer_than_splits(
+                f"data set {name}: {n_groups} groups in {self.group_col!r}",
+                n_groups,
+                self.n_splits,
             )
         for cls in (1, 0):
             with_cls = pd.unique(groups[y == cls]).shape[0]
             if with_cls < self.n_splits:
-                raise ValueError(
-                    f"data set {name}: only {with_cls} groups contain label={cls}, fewer "
-                    f"than n_splits={self.n_splits}, so some test fold would hold one class"
+                raise _fewer_than_splits(
+                    f"data set {name}: only {with_cls} groups contain label={cls} (a test fold "
+                    f"would hold one class)",
+                    with_cls,
+                    self.n_splits,
                 )
         splitter = StratifiedGroupKFold(
             n_splits=self.n_splits,
@@ -231,7 +248,7 @@ class KFold(_Splitter):
         shuffle: bool = True,
         y_col: str = "label",
     ) -> None:
-        self.n_splits = _check_n_splits(n_splits)
+        self.n_splits = check_n_splits(n_splits)
         self.seed, self.stratified, self.shuffle = int(seed), bool(stratified), bool(shuffle)
         self.y_col = y_col
 
@@ -240,20 +257,22 @@ class KFold(_Splitter):
         return self.n_splits
 
     def folds(self, frame: pd.DataFrame) -> Iterator[Fold]:
-        """Yield the folds; raise ValueError when some fold would hold one class."""
+        """Yield the folds; raise ConfigError when some fold would hold one class."""
         _require_columns(frame, [self.y_col])
         y = _labels(frame, self.y_col)
         name = dataset_name(frame)
         if len(frame) < self.n_splits:
-            raise ValueError(
-                f"data set {name}: {len(frame)} rows, fewer than n_splits={self.n_splits}"
+            raise _fewer_than_splits(
+                f"data set {name}: {len(frame)} rows", len(frame), self.n_splits
             )
         if self.stratified:
             smallest = min(int((y == 1).sum()), int((y == 0).sum()))
             if smallest < self.n_splits:
-                raise ValueError(
-                    f"data set {name}: {_class_counts(y)} rows; the smaller class has fewer "
-                    f"than n_splits={self.n_splits} rows, so some test fold would hold one class"
+                raise _fewer_than_splits(
+                    f"data set {name}: {_class_counts(y)} rows; the smaller class has "
+                    f"{smallest} rows (a test fold would hold one class)",
+                    smallest,
+                    self.n_splits,
                 )
         cls = StratifiedKFold if self.stratified else _SkKFold
         splitter = cls(
@@ -285,9 +304,10 @@ class LeaveSourceOut(_Splitter):
         values = frame[self.column].astype(str).to_numpy()
         sources = sorted(set(values))
         if len(sources) < 2:
-            raise ValueError(
+            raise ConfigError(
                 f"data set {dataset_name(frame)}: leave-source-out needs ≥ 2 sources in "
-                f"{self.column!r}, found {sources}"
+                f"{self.column!r}, found {sources}; use a data set with several sources or "
+                "another split"
             )
         return values, sources
 
@@ -304,9 +324,10 @@ class LeaveSourceOut(_Splitter):
         for source in sources:
             sub = y[values == source]
             if sub.min() == sub.max():
-                raise ValueError(
+                raise ConfigError(
                     f"data set {dataset_name(frame)}: source {source!r} holds one class "
-                    f"({_class_counts(sub)}); its held-out metrics would be undefined"
+                    f"({_class_counts(sub)}); its held-out metrics would be undefined, so "
+                    "leave-source-out cannot hold it out"
                 )
         folds = [
             Fold(
@@ -353,6 +374,21 @@ def _source_key(source: str) -> int:
     return zlib.crc32(source.encode("utf-8"))
 
 
+def check_target_adaptation(test_fraction: object, ks: object, n_seeds: object) -> None:
+    """Raise `ConfigError` unless the target-adaptation settings can work on any data."""
+    if isinstance(test_fraction, bool) or not isinstance(test_fraction, int | float):
+        raise ConfigError(f"split.test_fraction must be a number in (0, 1), got {test_fraction!r}")
+    if not 0.0 < float(test_fraction) < 1.0:
+        raise ConfigError(f"split.test_fraction must lie in (0, 1), got {test_fraction!r}")
+    ks = list(ks) if isinstance(ks, Sequence) and not isinstance(ks, str) else [ks]
+    if not ks or any(
+        isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 2 for k in ks
+    ):
+        raise ConfigError(f"split.ks must be a list of integers ≥ 2, got {ks}")
+    if isinstance(n_seeds, bool) or not isinstance(n_seeds, int | np.integer) or n_seeds < 1:
+        raise ConfigError(f"split.n_seeds must be a positive integer, got {n_seeds!r}")
+
+
 class TargetAdaptation(_Splitter):
     """Target-only adaptation: per source a fixed test set and k-row labelled samples.
 
@@ -394,13 +430,8 @@ class TargetAdaptation(_Splitter):
         y_col: str = "label",
         group_col: str | None = None,
     ) -> None:
-        if not 0.0 < float(test_fraction) < 1.0:
-            raise ValueError(f"test_fraction must lie in (0, 1), got {test_fraction!r}")
+        check_target_adaptation(test_fraction, ks, n_seeds)
         ks = tuple(ks)
-        if not ks or any(isinstance(k, bool) or int(k) != k or k < 2 for k in ks):
-            raise ValueError(f"ks must be integers ≥ 2, got {list(ks)}")
-        if isinstance(n_seeds, bool) or int(n_seeds) != n_seeds or n_seeds < 1:
-            raise ValueError(f"n_seeds must be a positive integer, got {n_seeds!r}")
         self.test_fraction = float(test_fraction)
         self.ks = tuple(int(k) for k in ks)
         self.n_seeds, self.seed = int(n_seeds), int(seed)
@@ -426,18 +457,20 @@ class TargetAdaptation(_Splitter):
             sub = y[rows]
             n_test = int(np.ceil(np.round(self.test_fraction * rows.size, 9)))
             if min((sub == 1).sum(), (sub == 0).sum()) < 2 or rows.size - n_test < 2:
-                raise ValueError(
+                raise ConfigError(
                     f"data set {dataset_name(frame)}: source {source!r} has {rows.size} rows "
                     f"({_class_counts(sub)}); a stratified {self.test_fraction:.0%} test set "
-                    "and a labelled pool need ≥ 2 rows of each class"
+                    "and a labelled pool need ≥ 2 rows of each class; change split.test_fraction "
+                    "or leave that source out of the data"
                 )
             rng = np.random.default_rng([self.seed, _source_key(source)])
             out[source] = _stratified_sample(rng, rows, y, n_test)
             pool = self._pool(frame, rows, out[source])
             if pool.size < 2 or y[pool].min() == y[pool].max():
-                raise ValueError(
+                raise ConfigError(
                     f"data set {dataset_name(frame)}: source {source!r}: the pool outside its "
-                    f"test set holds one class ({_class_counts(y[pool])})"
+                    f"test set holds one class ({_class_counts(y[pool])}); lower "
+                    "split.test_fraction or leave split.group_col unset"
                 )
         return out
 

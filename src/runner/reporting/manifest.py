@@ -1,15 +1,23 @@
 """The artifact manifest: what exactly produced these numbers.
 
-Resolved config, git commit (and whether the tree was dirty), package versions, data
-file fingerprints, seeds and the models used, so a reader can re-run the same thing.
+Resolved config and command-line overrides, git commit (dirty: modified or untracked
+files), the version of every installed distribution, data file sha256 and fingerprint,
+seeds, the sha256 of every model file a part loads (`runner.model_files`), and the run's
+id, start time and wall time, so a reader can re-run the same thing and tell whether
+anything differs.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import importlib.metadata as md
 import platform
+import re
 import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
@@ -17,32 +25,47 @@ from omegaconf import DictConfig, OmegaConf
 from runner.paths import PROJECT_ROOT
 from runner.results import StudyResult
 
-PACKAGES = (
-    "runner",
-    "hydra-core",
-    "omegaconf",
-    "scikit-learn",
-    "numpy",
-    "scipy",
-    "pandas",
-    "pyarrow",
-    "datasets",
-    "transformers",
-    "tokenizers",
-    "torch",
-    "mlflow",
-    "matplotlib",
-)
+MODEL_GROUPS = ("verifiers", "judges")
+"""Config groups whose parts may load model files (plus the single `span_detector`)."""
 
 
-def git_state() -> dict[str, Any]:
-    """Commit hash and dirty flag of the project checkout (None outside git)."""
+@dataclass
+class RunInfo:
+    """Identity and timing of one run, filled in by the pipeline as the run goes.
+
+    `started_perf` is `time.perf_counter()` at the start, so the manifest's wall time is a
+    monotonic difference, not two wall-clock readings.
+    """
+
+    run_id: str
+    started_utc: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+    started_perf: float = field(default_factory=time.perf_counter)
+    overrides: list[str] = field(default_factory=list)
+    mlflow_run_id: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The manifest's `run` entry; `wall_seconds` is measured now."""
+        return {
+            "id": self.run_id,
+            "started_utc": self.started_utc.isoformat(timespec="milliseconds"),
+            "wall_seconds": round(time.perf_counter() - self.started_perf, 3),
+            "overrides": list(self.overrides),
+            "mlflow_run_id": self.mlflow_run_id,
+        }
+
+
+def git_state(root: Path = PROJECT_ROOT) -> dict[str, Any]:
+    """Commit, and whether the checkout is dirty: modified or untracked files (None outside git).
+
+    Untracked files count: a new module or data file next to the code changes what runs.
+    Ignored paths (`artifacts/`, `.venv/`) do not.
+    """
 
     def git(*args: str) -> str | None:
         try:
             out = subprocess.run(
                 ["git", *args],
-                cwd=PROJECT_ROOT,
+                cwd=root,
                 capture_output=True,
                 text=True,
                 timeout=10,
@@ -53,19 +76,83 @@ def git_state() -> dict[str, Any]:
         return out.stdout.strip()
 
     commit = git("rev-parse", "HEAD")
-    status = git("status", "--porcelain", "--untracked-files=no")
-    return {"commit": commit, "dirty": bool(status) if status is not None else None}
+    status = git("status", "--porcelain", "--untracked-files=all")
+    if status is None:
+        return {"commit": commit, "dirty": None, "modified": None, "untracked": None}
+    lines = [line for line in status.splitlines() if line.strip()]
+    untracked = sum(line.startswith("??") for line in lines)
+    return {
+        "commit": commit,
+        "dirty": bool(lines),
+        "modified": len(lines) - untracked,
+        "untracked": untracked,
+    }
 
 
-def package_versions() -> dict[str, str | None]:
-    """Installed versions of the packages that shape the numbers."""
-    versions: dict[str, str | None] = {}
-    for name in PACKAGES:
+def package_versions() -> dict[str, str]:
+    """Version of every installed distribution (name -> version), sorted by name."""
+    versions: dict[str, str] = {}
+    for dist in md.distributions():
+        name = dist.metadata["Name"]
+        if name:
+            versions.setdefault(canonical_name(name), dist.version)
+    return dict(sorted(versions.items()))
+
+
+def canonical_name(name: str) -> str:
+    """PEP 503 name (`llama_cpp_python` -> `llama-cpp-python`), so lookups never miss."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@functools.lru_cache(maxsize=256)
+def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
+    from runner.data.base import sha256_file
+
+    return sha256_file(path)
+
+
+def file_record(path: str | Path) -> dict[str, Any]:
+    """Path, size and sha256 of one file (hashed once per process while unchanged)."""
+    p = Path(path).resolve()
+    stat = p.stat()
+    return {
+        "path": str(p),
+        "bytes": stat.st_size,
+        "sha256": _sha256_cached(str(p), stat.st_size, stat.st_mtime_ns),
+    }
+
+
+def model_file_records(cfg: DictConfig) -> dict[str, Any]:
+    """sha256 of the model files of every configured part that loads any.
+
+    Each part is built from its config (cheap: weights load lazily) and asked for
+    `model_files()`; a part without the method (e.g. a judge behind an HTTP server) is
+    recorded as having no local files, and one that cannot say is recorded with its error.
+    """
+    from hydra.utils import instantiate
+
+    nodes = [
+        (f"{g}.{name}", node) for g in MODEL_GROUPS for name, node in (cfg.get(g) or {}).items()
+    ]
+    if cfg.get("span_detector") is not None:
+        nodes.append(("span_detector", cfg.span_detector))
+    records: dict[str, Any] = {}
+    for key, node in nodes:
         try:
-            versions[name] = md.version(name)
-        except md.PackageNotFoundError:
-            versions[name] = None
-    return versions
+            part = instantiate(node, _convert_="all")
+            files = getattr(part, "model_files", None)
+            if files is None:
+                records[key] = {"files": [], "note": "no local model files"}
+            else:
+                records[key] = {"files": [file_record(f) for f in files()]}
+        except Exception as exc:  # recorded, never hidden: the manifest says it could not tell
+            records[key] = {"error": f"{type(exc).__name__}: {exc}"}
+    return records
+
+
+def data_file_records(data: Any) -> list[dict[str, Any]]:
+    """Path, size and sha256 of every file the data set was read from."""
+    return [file_record(f) for f in data.files]
 
 
 def collect_seeds(cfg: DictConfig) -> dict[str, Any]:
@@ -88,7 +175,12 @@ def collect_seeds(cfg: DictConfig) -> dict[str, Any]:
 
 
 def build_manifest(
-    cfg: DictConfig, result: StudyResult, data: Any, tables: list[str], figures: list[str]
+    cfg: DictConfig,
+    result: StudyResult,
+    data: Any,
+    tables: list[str],
+    figures: list[str],
+    run_info: RunInfo | None = None,
 ) -> dict[str, Any]:
     """Assemble the manifest dict written as `manifest.json` and logged to MLflow."""
     dataset = None
@@ -96,6 +188,7 @@ def build_manifest(
         dataset = {
             "name": data.name,
             "files": list(data.files),
+            "files_sha256": data_file_records(data),
             "fingerprint": data.fingerprint,
             "info": data.info,
         }
@@ -103,6 +196,7 @@ def build_manifest(
         "experiment": cfg.experiment,
         "study": cfg.study.name,
         "created_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "run": run_info.as_dict() if run_info is not None else None,
         "git": git_state(),
         "python": platform.python_version(),
         "platform": platform.platform(),
@@ -110,6 +204,7 @@ def build_manifest(
         "seeds": collect_seeds(cfg),
         "dataset": dataset,
         "models": result.runtime.get("models", {}),
+        "model_files": model_file_records(cfg),
         "tags": result.tags,
         "tables": tables,
         "figures": figures,

@@ -1,17 +1,19 @@
-"""Write a study's latest outputs to `artifacts/<experiment>/`.
+"""Write one run's outputs into its own folder (`artifacts/<experiment>/runs/<id>/`).
 
-Layout (the same for every study, so `make tables` and tests can rely on it):
-`scores.parquet`, `cells.csv`, `tables/<id>.csv|md|tex`, `runtime.json`,
-`manifest.json`, `figures/<id>.png|pdf`, plus any JSON extras. `cells.csv` and
-`scores.parquet` depend only on config, code and data, so the same config and seed give
-byte-identical files; timing and provenance live in `runtime.json` and `manifest.json`.
+Layout of a run folder (the same for every study, so `make tables` and tests can rely on
+it): `scores.parquet`, `cells.csv`, `tables/<id>.csv|md|tex`, `runtime.json`,
+`figures/<id>.png|pdf`, any JSON extras, `config.yaml`, and `manifest.json` written last
+(it marks the folder complete). Where run folders live and how `latest` points at the
+newest complete one: `runner.reporting.run_folders`; readers call `latest_run_dir`.
+`cells.csv` and `scores.parquet` depend only on config, code and data, so the same config
+and seed give byte-identical files; timing and provenance live in `runtime.json` and
+`manifest.json`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,13 +21,16 @@ from typing import Any
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
-from runner.reporting.manifest import build_manifest
+from runner.reporting.manifest import RunInfo, build_manifest
+from runner.reporting.run_folders import latest_run_dir
 from runner.reporting.tables import pivot_table, to_latex, to_markdown
 from runner.results import StudyResult
 
 log = logging.getLogger(__name__)
 
 FigureFn = Callable[[pd.DataFrame], dict[str, Any]]
+
+__all__ = ["latest_run_dir", "write_figures", "write_json", "write_outputs", "write_tables"]
 
 
 def write_json(path: Path, obj: Any) -> None:
@@ -78,12 +83,21 @@ def write_figures(figures: FigureFn | None, cells: pd.DataFrame, out_dir: Path) 
 
 
 def write_outputs(
-    cfg: DictConfig, result: StudyResult, data: Any, out_dir: Path, figures: FigureFn | None = None
+    cfg: DictConfig,
+    result: StudyResult,
+    data: Any,
+    out_dir: Path,
+    figures: FigureFn | None = None,
+    run_info: RunInfo | None = None,
 ) -> dict[str, Any]:
-    """Write all outputs of one run into `out_dir` (replacing the previous run's)."""
-    if out_dir.exists():
-        shutil.rmtree(out_dir)
-    out_dir.mkdir(parents=True)
+    """Write all outputs of one run into `out_dir` (a new, empty folder), manifest last.
+
+    `run_info` (run id, start time, overrides, ...; see `build_manifest`) goes into the
+    manifest; its wall time is measured here, just before the manifest is written.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if any(out_dir.iterdir()):
+        raise FileExistsError(f"{out_dir} is not empty: a run writes into a new folder only")
     cells = result.cells_frame()
     cells.to_csv(out_dir / "cells.csv", index=False)
     if result.scores is not None:
@@ -94,7 +108,9 @@ def write_outputs(
     for name, obj in result.extra.items():
         write_json(out_dir / name, obj)
     (out_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
-    manifest = build_manifest(cfg, result, data, tables=table_ids, figures=figure_ids)
+    manifest = build_manifest(
+        cfg, result, data, tables=table_ids, figures=figure_ids, run_info=run_info
+    )
     write_json(out_dir / "manifest.json", manifest)
     log.info(
         "wrote %d cells, %d tables, %d figures to %s",

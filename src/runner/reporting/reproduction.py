@@ -15,13 +15,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from runner.reporting.run_folders import LATEST, RUNS, latest_run_dir, why_no_latest
 from runner.reporting.tables import format_value
 from runner.results import CELL_COLUMNS
 
 
 @dataclass(frozen=True)
 class LoggedRun:
-    """One experiment's latest outputs on disk."""
+    """One experiment's latest complete run on disk (`output_dir` is the run's folder)."""
 
     experiment: str
     study: str
@@ -30,18 +31,64 @@ class LoggedRun:
     manifest: dict
 
 
-def read_logged_runs(artifacts_dir: Path) -> list[LoggedRun]:
-    """Every `artifacts/<experiment>/` that holds a finished run (cells + manifest)."""
-    runs = []
-    for manifest_path in sorted(artifacts_dir.glob("*/manifest.json")):
-        out = manifest_path.parent
-        cells_path = out / "cells.csv"
-        if not cells_path.exists():
+@dataclass(frozen=True)
+class SkippedRun:
+    """An experiment folder (or an expected experiment) with nothing readable, and why."""
+
+    experiment: str
+    reason: str
+
+
+def _looks_like_experiment(folder: Path) -> bool:
+    return (
+        (folder / LATEST).is_symlink()
+        or (folder / RUNS).is_dir()
+        or (folder / "cells.csv").exists()
+        or (folder / "manifest.json").exists()
+    )
+
+
+def scan_logged_runs(
+    artifacts_dir: Path, expected: tuple[str, ...] | list[str] = ()
+) -> tuple[list[LoggedRun], list[SkippedRun]]:
+    """The latest complete run of every experiment folder, and every one skipped with why.
+
+    `expected` names experiments that should be there (e.g. every `conf/experiment/`
+    file); one without a folder is reported as skipped too, so nothing goes missing
+    without a message.
+    """
+    artifacts_dir = Path(artifacts_dir)
+    found = set()
+    if artifacts_dir.is_dir():
+        found = {
+            p.name for p in artifacts_dir.iterdir() if p.is_dir() and _looks_like_experiment(p)
+        }
+    runs: list[LoggedRun] = []
+    skipped: list[SkippedRun] = []
+    for name in sorted(found | set(expected)):
+        exp_dir = artifacts_dir / name
+        run_dir = latest_run_dir(exp_dir)
+        if run_dir is None:
+            skipped.append(SkippedRun(name, why_no_latest(exp_dir)))
             continue
-        manifest = json.loads(manifest_path.read_text())
-        cells = read_cells(cells_path)
-        runs.append(LoggedRun(manifest["experiment"], manifest["study"], out, cells, manifest))
-    return runs
+        cells_path = run_dir / "cells.csv"
+        if not cells_path.exists():
+            skipped.append(SkippedRun(name, f"latest run {run_dir} has no cells.csv"))
+            continue
+        try:
+            manifest = json.loads((run_dir / "manifest.json").read_text())
+            cells = read_cells(cells_path)
+            runs.append(
+                LoggedRun(manifest["experiment"], manifest["study"], run_dir, cells, manifest)
+            )
+        except (ValueError, KeyError) as exc:  # JSONDecodeError is a ValueError
+            skipped.append(SkippedRun(name, f"latest run {run_dir} is unreadable: {exc}"))
+    return runs, skipped
+
+
+def read_logged_runs(artifacts_dir: Path) -> list[LoggedRun]:
+    """The latest complete run of every experiment under `artifacts_dir`."""
+    return scan_logged_runs(artifacts_dir)[0]
 
 
 def read_cells(path: Path) -> pd.DataFrame:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -261,8 +262,17 @@ class Verifier(BaseEstimator):
         if getattr(self, "_base", None) is None:
             self._base = self._load_base()
             self._after_load(self._base)
+        self._int8_range = None
+        if self.quantize is not None:
+            from runner.verifiers.quantization import int8_range
+
+            self._int8_range = int8_range()
         self._prepared = prepare(
-            self._base.model, self.device, self.quantize, self._fused_attention()
+            self._base.model,
+            self.device,
+            self.quantize,
+            self._fused_attention(),
+            full_range=None if self._int8_range is None else self._int8_range.full_range,
         )
         return self
 
@@ -437,6 +447,17 @@ class Verifier(BaseEstimator):
 
     # --- reporting -----------------------------------------------------------------------
 
+    def model_files(self) -> list[Path]:
+        """Files the scores depend on, for the manifest (none with random weights)."""
+        from runner.model_files import files_under
+
+        if self.weights == "random":
+            return []
+        files = files_under(resolve_source(self.model, self.revision), self.revision)
+        if self.tokenizer:
+            files += files_under(resolve_source(self.tokenizer))
+        return files
+
     def runtime_info(self) -> dict[str, Any]:
         """What identifies this verifier's cost: model, size, device, precision, input sizes.
 
@@ -445,13 +466,16 @@ class Verifier(BaseEstimator):
         dict
             ``model`` (path / Hub id, or ``random:<arch>``), ``revision``, ``weights``,
             ``n_parameters``, ``device``, ``threads``, ``batch_size``, ``dtype``,
-            ``quantize``, ``precision``, ``attention`` (DeBERTa's ``fused`` / ``stock``,
-            else ``stock``), ``evidence``, ``top_k``, ``max_length``, ``tokenizer``;
+            ``quantize``, ``precision``, ``int8_range`` (int8 only: the activation range
+            and why, `runner.verifiers.quantization.int8_range`), ``attention`` (DeBERTa's
+            ``fused`` / ``stock``, else ``stock``), ``evidence``, ``top_k``, ``max_length``,
+            ``tokenizer``;
             after a `score` call also ``mean_tokens_per_example`` and ``truncation``.
         """
         import torch
 
         loaded = self.loaded
+        rng = getattr(self, "_int8_range", None)
         info: dict[str, Any] = {
             "verifier": self.kind,
             "model": loaded.name,
@@ -466,6 +490,7 @@ class Verifier(BaseEstimator):
             "dtype": self.dtype,
             "quantize": self.quantize,
             "precision": self.precision_name,
+            "int8_range": None if rng is None else rng.to_dict(),
             "attention": getattr(self, "attention", "stock"),
             "evidence": self.evidence,
             "top_k": self.top_k if self.evidence == "top_k_sentences" else None,

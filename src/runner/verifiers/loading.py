@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -242,6 +243,26 @@ def load_random(
     )
 
 
+INT8_RANGE_ENV = "RUNNER_INT8_RANGE"
+"""Environment override of the activation range: ``auto`` (default), ``full`` or ``reduced``."""
+
+INT8_RANGES = ("auto", "full", "reduced")
+
+
+def int8_range_setting(setting: str | None = None) -> str:
+    """`setting`, or the ``RUNNER_INT8_RANGE`` environment variable (default ``auto``), checked.
+
+    Cheap (no torch work), so a verifier checks it when it is built, before any data load.
+    """
+    source = "int8 range"
+    if setting is None:
+        setting = os.environ.get(INT8_RANGE_ENV, "") or "auto"
+        source = INT8_RANGE_ENV
+    if setting not in INT8_RANGES:
+        raise ConfigError(f"{source} {setting!r} not in {INT8_RANGES}")
+    return setting
+
+
 def check_precision(device: str, dtype: str, quantize: str | None) -> None:
     """Raise `ConfigError` for a device / dtype / quantisation that cannot work."""
     if device not in DEVICES:
@@ -256,9 +277,17 @@ def check_precision(device: str, dtype: str, quantize: str | None) -> None:
         raise ConfigError(f"quantize {quantize} runs on device cpu only")
     if quantize is not None and dtype != "float32":
         raise ConfigError(f"quantize {quantize} combines with dtype float32 only")
+    if quantize is not None:
+        int8_range_setting()
 
 
-def prepare(model: Any, device: str, quantize: str | None, fused_attention: bool = False) -> Any:
+def prepare(
+    model: Any,
+    device: str,
+    quantize: str | None,
+    fused_attention: bool = False,
+    full_range: bool | None = None,
+) -> Any:
     """The model as it will score: on `device`, in eval mode, with the configured speed-ups.
 
     Parameters
@@ -270,6 +299,8 @@ def prepare(model: Any, device: str, quantize: str | None, fused_attention: bool
         `runner.verifiers.quantization.quantize_int8`, on a copy.
     fused_attention : bool
         DeBERTa only: `runner.verifiers.deberta_attention.fused_copy` (same numbers, faster).
+    full_range : bool or None
+        int8 activation range (None: `runner.verifiers.quantization.int8_range`).
 
     Returns
     -------
@@ -294,7 +325,7 @@ def prepare(model: Any, device: str, quantize: str | None, fused_attention: bool
     if quantize is not None:
         from runner.verifiers.quantization import quantize_int8
 
-        model = quantize_int8(model, mixed=quantize == "int8_mixed")
+        model = quantize_int8(model, mixed=quantize == "int8_mixed", full_range=full_range)
     return model
 
 

@@ -21,8 +21,10 @@ where ``int8_mixed`` finds no down-projection is an error, not a silent int8 mod
 
 from __future__ import annotations
 
+import functools
 import re
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,7 @@ import torch
 from torch import nn
 
 from runner.errors import ConfigError
+from runner.verifiers.loading import INT8_RANGE_ENV, int8_range_setting
 
 HEAD = re.compile(r"^(pooler|classifier|head|score|qa_outputs|lm_head)(\.|$)")
 """Module names of task heads (kept in float32 by both recipes)."""
@@ -40,11 +43,29 @@ DOWN_PROJECTION = re.compile(
 """Module names of feed-forward down-projections (bfloat16 in ``int8_mixed``)."""
 
 
-def cpu_has_vnni(cpuinfo: str | None = None) -> bool:
-    """True when the CPU has 8-bit dot-product instructions (AVX512-VNNI, AVX-VNNI or AMX).
+@dataclass(frozen=True)
+class Int8Range:
+    """The activation range int8 layers use, and why (recorded in ``runtime.json``)."""
 
-    On those, fbgemm's int8 kernels accumulate u8 x s8 products in int32 without the int16
-    saturation of older AVX2/AVX512 kernels, so activations may use the full 8-bit range.
+    full_range: bool
+    reason: str
+    cpu_avx512_vnni: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """``activation_range`` (``full`` / ``reduced``), ``reason``, ``cpu_avx512_vnni``."""
+        return {
+            "activation_range": "full" if self.full_range else "reduced",
+            "reason": self.reason,
+            "cpu_avx512_vnni": self.cpu_avx512_vnni,
+        }
+
+
+def cpu_has_vnni(cpuinfo: str | None = None) -> bool:
+    """True when the CPU has AVX512-VNNI, the 8-bit dot product fbgemm's kernels use.
+
+    AVX-VNNI alone (256-bit, some client CPUs) does not count: fbgemm has no kernels for it
+    and runs its AVX2 ones there. Recorded beside the choice; `int8_range` decides by
+    probing the kernels themselves.
     """
     if cpuinfo is None:
         try:
@@ -56,7 +77,76 @@ def cpu_has_vnni(cpuinfo: str | None = None) -> bool:
         if line.startswith("flags"):
             flags.update(line.split(":", 1)[1].split())
             break
-    return bool(flags & {"avx512_vnni", "avx_vnni", "amx_int8"})
+    return "avx512_vnni" in flags
+
+
+def full_range_is_exact() -> bool:
+    """Whether this process's int8 kernels multiply full-range activations without saturating.
+
+    Pre-VNNI x86 kernels (fbgemm on AVX2 / AVX512) add pairs of u8 x s8 products in int16
+    (``vpmaddubsw``), which saturates once activations use all 8 bits; VNNI kernels add in
+    int32. The probe multiplies activations at the top of the 8-bit range by weights at the
+    top of theirs, where every pair overflows int16, and checks the exact answer. It asks
+    the kernels rather than the CPU flags, so it also follows what limits the kernels
+    (``FBGEMM_ENABLE_INSTRUCTIONS``, another quantized engine, a CPU torch does not know).
+    """
+    return _probe()
+
+
+@functools.lru_cache(maxsize=1)
+def _probe() -> bool:
+    from torch.ao.nn.quantized.dynamic import Linear as DynamicLinear
+
+    k = 64
+    x = torch.ones(8, k)  # range [0, 1]: every activation quantises to 255
+    with warnings.catch_warnings():  # quantized-tensor deprecation notices
+        warnings.simplefilter("ignore")
+        probe = DynamicLinear(k, 4, dtype=torch.qint8)
+        scales = torch.full((4,), 1.0 / 127)
+        zero = torch.zeros(4, dtype=torch.long)
+        qweight = torch.quantize_per_channel(torch.ones(4, k), scales, zero, 0, torch.qint8)
+        probe.set_weight_bias(qweight, torch.zeros(4))
+        packed = probe._packed_params._packed_params
+        try:
+            out = torch.ops.quantized.linear_dynamic(x, packed, reduce_range=False)
+        except RuntimeError:  # an engine without this op: keep PyTorch's default
+            return False
+    return bool(torch.allclose(out, torch.full_like(out, float(k)), rtol=1e-3, atol=1e-3))
+
+
+def int8_range(setting: str | None = None) -> Int8Range:
+    """Which activation range `quantize_int8` uses here: full 8 bits where exact, else 7.
+
+    Parameters
+    ----------
+    setting : {"auto", "full", "reduced"} or None
+        None: the ``RUNNER_INT8_RANGE`` environment variable, default ``auto`` (probe the
+        kernels with `full_range_is_exact`). ``full`` on kernels that saturate is refused.
+
+    Returns
+    -------
+    Int8Range
+
+    Raises
+    ------
+    ConfigError
+        An unknown setting, or ``full`` where the kernels saturate.
+    """
+    source = "setting" if setting is not None else INT8_RANGE_ENV
+    setting = int8_range_setting(setting)
+    engine = torch.backends.quantized.engine
+    exact = full_range_is_exact()
+    kernels = (
+        f"{engine} int8 kernels add 8-bit products in int32 (VNNI)"
+        if exact
+        else f"{engine} int8 kernels saturate full-range products in int16 (no VNNI)"
+    )
+    if setting == "full" and not exact:
+        raise ConfigError(f"{source}=full: {kernels}; use auto or reduced")
+    flag = cpu_has_vnni()
+    if setting == "auto":
+        return Int8Range(exact, f"auto: {kernels}", flag)
+    return Int8Range(setting == "full", f"{source}={setting} ({kernels})", flag)
 
 
 def _dynamic_linear_class(full_range: bool) -> type:
@@ -113,9 +203,10 @@ def quantize_int8(model: nn.Module, mixed: bool = False, full_range: bool | None
 
     Weights: int8, one scale per output channel (per-channel symmetric), which keeps small
     rows precise. Activations: quantised per call from their observed range; to the full
-    8 bits on CPUs with VNNI/AMX (`cpu_has_vnni`), else to 7 bits (``reduce_range``, what
-    PyTorch's default module does to avoid int16 saturation in pre-VNNI kernels). On RAGTruth
-    inputs the full range halves the int8 error of a DeBERTa-v3-small forward pass.
+    8 bits where the kernels add products in int32 (VNNI: `int8_range`), else to 7 bits
+    (``reduce_range``, what PyTorch's default module does to avoid the int16 saturation of
+    pre-VNNI kernels). On RAGTruth inputs the full range halves the int8 error of a
+    DeBERTa-v3-small forward pass; on pre-VNNI kernels it would saturate instead.
 
     Parameters
     ----------
@@ -124,7 +215,7 @@ def quantize_int8(model: nn.Module, mixed: bool = False, full_range: bool | None
     mixed : bool
         ``int8_mixed``: feed-forward down-projections in bfloat16 instead of int8.
     full_range : bool or None
-        None: decide from the CPU.
+        None: `int8_range` (the kernels' capability, or ``RUNNER_INT8_RANGE``).
 
     Returns
     -------
@@ -149,7 +240,7 @@ def quantize_int8(model: nn.Module, mixed: bool = False, full_range: bool | None
         for name, role in roles.items()
         if role == "body" or (role == "down_projection" and not mixed)
     }
-    full = cpu_has_vnni() if full_range is None else full_range
+    full = int8_range().full_range if full_range is None else full_range
     with warnings.catch_warnings():  # torch.ao.quantization's migration notice to torchao
         warnings.simplefilter("ignore", category=DeprecationWarning)
         warnings.simplefilter("ignore", category=FutureWarning)

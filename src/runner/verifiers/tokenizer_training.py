@@ -24,6 +24,7 @@ RAGTruth test contexts). The cache makes every run on a machine use one tokenize
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import logging
 import os
@@ -97,16 +98,18 @@ def read_corpus(path: Path, columns: Sequence[str] = DEFAULT_COLUMNS) -> list[st
     -------
     list of str
     """
+    from runner.data.base import read_text  # lazy: runner.data imports every loader
+
     suffix = path.suffix.lower()
     if suffix == ".txt":
-        raw = path.read_text(encoding="utf-8").splitlines()
+        raw = read_text(path).splitlines()
     else:
         if suffix == ".parquet":
             frame = pd.read_parquet(path)
         elif suffix == ".jsonl":
-            frame = pd.read_json(path, lines=True)
+            frame = pd.read_json(io.StringIO(read_text(path)), lines=True)
         elif suffix == ".csv":
-            frame = pd.read_csv(path)
+            frame = pd.read_csv(io.StringIO(read_text(path)))
         else:
             raise ConfigError(f"tokenizer corpus {path}: unsupported file type {suffix!r}")
         present = [c for c in columns if c in frame.columns]

@@ -126,6 +126,15 @@ class TransformersJudge(LLMJudge):
         self._model = None
         self._tokenizer = None
 
+    def model_files(self) -> list[Path]:
+        """The GGUF file (or the model folder's files) and tokenizer files, for the manifest."""
+        from runner.model_files import files_under
+
+        files = [self.folder / self.gguf_file] if self.gguf_file else files_under(self.folder)
+        if self.tokenizer_path:
+            files += files_under(self.tokenizer_path)
+        return [Path(f).resolve() for f in files]
+
     def model_id(self) -> str:
         """The model spec, with the GGUF file name when there is one."""
         return f"{self.model_spec}/{self.gguf_file}" if self.gguf_file else self.model_spec

@@ -1,0 +1,80 @@
+"""Check a composed config against its structured schemas: unknown keys, then values.
+
+Why: struct mode stops a misspelt override (`bootstrap.n_resamplez=5`) only when it is a
+plain override. Hydra's own hint for a missing key, `+bootstrap.n_resamplez=5`, opens the
+node and adds the key, so a typo would be silently ignored and the run would use the
+default. The composed nodes still carry their schema's type, so every key can be checked
+against the dataclass's fields, however it was added. Values of the right type that cannot
+work (`bootstrap.n_resamples=-5`) are refused by the schema's ``__post_init__``, which runs
+here through `OmegaConf.to_object`: all of this needs no data, so it runs before any load.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from collections.abc import Iterator
+
+from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from runner.errors import ConfigError, RunnerError
+
+
+def schema_nodes(node: object, path: str = "") -> Iterator[tuple[str, DictConfig, type]]:
+    """Every dict node typed by a dataclass schema, with its dotted path, depth first."""
+    if isinstance(node, DictConfig):
+        kind = OmegaConf.get_type(node)
+        if kind is not None and dataclasses.is_dataclass(kind):
+            yield path, node, kind
+        for key in node.keys():
+            if OmegaConf.is_missing(node, key):
+                continue
+            child = node._get_node(key)
+            yield from schema_nodes(child, f"{path}.{key}" if path else str(key))
+    elif isinstance(node, ListConfig):
+        for i in range(len(node)):
+            if not OmegaConf.is_missing(node, i):
+                yield from schema_nodes(node._get_node(i), f"{path}[{i}]")
+
+
+def check_known_keys(cfg: DictConfig) -> None:
+    """Raise `ConfigError` for the first key that is not a field of its node's schema.
+
+    Parameters
+    ----------
+    cfg : DictConfig
+        The composed run config (the root is typed by `runner.config.RunConfig`).
+
+    Raises
+    ------
+    ConfigError
+        Names the key, the schema, the closest valid key and all valid keys.
+    """
+    for path, node, kind in schema_nodes(cfg):
+        fields = [f.name for f in dataclasses.fields(kind)]
+        for key in node.keys():
+            if key in fields:
+                continue
+            where = f"{path}.{key}" if path else str(key)
+            close = difflib.get_close_matches(str(key), fields, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            valid = ", ".join(f for f in fields if not f.startswith("_"))
+            raise ConfigError(
+                f"{where}: unknown key ({kind.__name__} has no {key!r}); {hint}valid keys: {valid}"
+            )
+
+
+def check_schema_values(cfg: DictConfig) -> None:
+    """Build every schema node that validates itself (``__post_init__``); raise on the first
+    value that cannot work, as a `ConfigError` naming the node."""
+    for path, node, kind in schema_nodes(cfg):
+        if getattr(kind, "__post_init__", None) is None:
+            continue
+        try:
+            OmegaConf.to_object(node)
+        except RunnerError as exc:
+            message = str(exc) if str(exc).startswith(path) else f"{path}: {exc}"
+            raise ConfigError(message) from exc
+        except OmegaConfBaseException as exc:
+            raise ConfigError(f"{path}: {exc}") from exc

@@ -1,0 +1,86 @@
+"""A user's config mistake on the command line: one `error:` line, exit 2, and no data read.
+
+Each case runs the real CLI (`python -m runner ...`) in a fresh process whose data loader
+is replaced by one that exits with status 99, so a check that happens only after the data
+load shows up as exit 99, not as a slow success of the check.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+NO_DATA = """
+import os, runpy, sys
+import runner.pipeline as pipeline
+
+def no_data(cfg):
+    sys.stderr.write("the data was loaded\\n")
+    sys.stderr.flush()
+    os._exit(99)
+
+pipeline.load_data = no_data
+runpy.run_module("runner", run_name="__main__", alter_sys=True)
+"""
+
+
+def cli(*overrides: str, env: dict[str, str], patch: bool = True) -> subprocess.CompletedProcess:
+    head = [sys.executable, "-c", NO_DATA] if patch else [sys.executable, "-m", "runner"]
+    return subprocess.run(
+        [*head, "experiment=rq1_cheap_signals", "tracking=off", "progress=false", *overrides],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.fixture
+def env(tmp_path):
+    return {
+        **os.environ,
+        "PYTHONPATH": str(ROOT / "src"),
+        "RUNNER_ARTIFACTS_DIR": str(tmp_path / "artifacts"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["bootstrap.n_resamples=-5"], "bootstrap.n_resamples must be a positive integer"),
+        (["split.n_splits=1"], "split.n_splits must be an integer ≥ 2"),
+        (["+bootstrap.n_resamplez=5"], "bootstrap.n_resamplez: unknown key"),
+        (["dataset.split=nonexistent"], "valid splits: train, test"),
+        (["split.n_splits=abc"], "'abc' of type 'str' could not be converted to Integer"),
+        (["bootstrap.n_resamplez=5"], "Key 'n_resamplez' not in 'BootstrapConf'"),
+        (["split=nosuch"], "Available options in 'split': grouped_kfold, kfold, leave"),
+        (
+            ["dataset.split=train", "dataset.path=/nowhere/ragtruth/test.parquet"],
+            "set dataset.split=test",
+        ),
+    ],
+)
+def test_a_config_mistake_is_one_error_line_and_exit_2_before_any_data(env, overrides, message):
+    done = cli(*overrides, env=env)
+    assert "the data was loaded" not in done.stderr
+    assert done.returncode == 2, done.stderr[-2000:]
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("error: ") and message in line
+
+
+def test_more_folds_than_the_data_allows_is_one_error_line_naming_the_fix(env, data_dir):
+    # Needs the data to know: fails after the load, still as a config error.
+    env = {**env, "RUNNER_DATA_DIR": str(data_dir)}
+    done = cli("split.n_splits=100000", "dataset.limit=60", "study.params.time_gates=false",
+               env=env, patch=False)  # fmt: skip
+    assert done.returncode == 2, done.stderr[-2000:]
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("error: ") and "fewer than n_splits=100000" in line
+    assert "set split.n_splits ≤" in line
