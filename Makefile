@@ -12,9 +12,11 @@ export MLFLOW_SERVER_ENABLE_JOB_EXECUTION ?= false
 UI_PORT ?= 5000
 
 STUDIES := rq1_cheap_signals rq2_grouped_cv rq3_operating_points rq4_verifier_cost \
-           rq5_source_shift hri_example hri_calibration hri_predicted claims_verification
+           rq5_source_shift rq5_source_shift_row_cv hri_example hri_calibration \
+           hri_predicted claims_verification
 
-.PHONY: setup test test-fast reproduce tables ui bench lint format clean $(STUDIES)
+.PHONY: setup test test-fast reproduce tables ui services services-stop services-status bench \
+        lint format clean $(STUDIES)
 
 setup:  ## create .venv and install the project with its pins
 	python3.11 -m venv .venv || python3 -m venv .venv
@@ -43,9 +45,19 @@ ui:  ## MLflow UI on 127.0.0.1 over the SQLite backend
 	$(PY) -m mlflow server --backend-store-uri sqlite:///$(abspath artifacts)/mlflow.db \
 	  --default-artifact-root $(abspath artifacts)/mlruns --host 127.0.0.1 --port $(UI_PORT) --workers 1
 
+services:  ## local stack on 127.0.0.1: PostgreSQL, mlflow server over it, Ray head (docs/scale_out.md)
+	PY=$(abspath $(PY)) bash scripts/services.sh start
+
+services-stop:  ## stop what `make services` started, each by its PID
+	PY=$(abspath $(PY)) bash scripts/services.sh stop
+
+services-status:  ## what runs where
+	PY=$(abspath $(PY)) bash scripts/services.sh status
+
 bench:  ## cost benchmarks: ratios against a baseline measured in the same process
 	$(PY) scripts/bench_features.py
 	$(PY) scripts/bench_gates.py
+	$(PY) scripts/bench_routing.py --out artifacts/bench/routing.json   # pyfunc vs raw gate
 	$(PY) scripts/bench_verifiers.py --verifiers deberta_nli --sample 48 --repeats 3 \
 		--out artifacts/bench/verifiers_deberta_nli.json   # ~8 min on 2 cores
 	$(PY) scripts/bench_verifiers.py --verifiers hhem_full lettucedetect --sample 24 --repeats 2 \

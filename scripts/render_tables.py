@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     by_paper: dict[str, list] = {}
     for run in runs:
         study = load_study(run.study)
-        titles = getattr(study, "TITLES", {})
+        titles = {**getattr(study, "TITLES", {}), **run.titles()}
         write_tables(run.cells, titles, run.output_dir)
         figures = write_figures(getattr(study, "figures", None), run.cells, run.output_dir)
         paper = getattr(study, "PAPER", None)

@@ -10,6 +10,7 @@ checks types and rejects unknown keys. Parts' own schemas live beside the parts
 from __future__ import annotations
 
 import importlib
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,7 @@ class TrackingConf:
     """MLflow tracking: a SQLite backend under `artifacts/` unless `uri` says otherwise."""
 
     enabled: bool = True
+    server: bool = False  # true (tracking=server): `uri` must be an http(s) tracking server
     uri: str | None = None
     artifact_root: str | None = None
     experiment_name: str | None = None
@@ -70,6 +72,7 @@ class RunConfig:
     verifiers: dict[str, Any] = field(default_factory=dict)
     judges: dict[str, Any] = field(default_factory=dict)
     span_detector: Any = None
+    routing: Any = None
     paths: PathsConf = field(default_factory=PathsConf)
 
 
@@ -84,9 +87,12 @@ SCHEMA_MODULES: tuple[str, ...] = (
     "runner.gates.config",
     "runner.claims.hri_config",
     "runner.data.claims",
+    "runner.data.rag_file",
     "runner.claims.judges.config",
     "runner.claims.span_detector",
     "runner.verifiers.config",
+    "runner.routing.config",
+    "runner.routing.audit",
 )
 
 
@@ -99,6 +105,12 @@ def register_configs(extra: list[tuple[str, str, str]] | None = None) -> ConfigS
     """Register the run schema and every part schema; safe to call more than once."""
     from runner.paths import PROJECT_ROOT
 
+    # conf/hydra/launcher/{ray,submitit_*}.yaml share their names with the plugins' own
+    # schemas on purpose (`hydra/launcher=ray`): Hydra validates them against those schemas
+    # and warns that this matching is deprecated; the warning is expected, not a fault.
+    warnings.filterwarnings(
+        "ignore", message=r"(?s).*is validated against ConfigStore schema with the same name"
+    )
     if not OmegaConf.has_resolver("project_root"):
         OmegaConf.register_new_resolver("project_root", lambda: str(PROJECT_ROOT))
     cs = ConfigStore.instance()

@@ -69,7 +69,10 @@ def check_config(cfg: DictConfig) -> Any:
     check_schema_values(cfg)
     if cfg.get("split") is not None:
         _build("split", cfg.split)
-    return OmegaConf.to_object(params)
+    typed = OmegaConf.to_object(params)
+    if hasattr(study, "check"):  # study-specific checks that still need no data
+        study.check(cfg, typed)
+    return typed
 
 
 def _build(key: str, node: DictConfig) -> Any:
@@ -142,9 +145,11 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
     from runner.reporting.manifest import RunInfo
     from runner.reporting.outputs import write_outputs
     from runner.reporting.run_folders import RunFolder, publish
+    from runner.routing.hooks import after_logging, after_outputs
 
     params = check_config(cfg)
     keep_runs = check_output_settings(cfg)
+    tracking.check(cfg)
     study = load_study(cfg.study.name)
     overrides = list(hydra_overrides() if overrides is None else overrides)
     folder = RunFolder.create(Path(cfg.paths.output_dir))
@@ -167,6 +172,8 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
             figures=getattr(study, "figures", None),
             run_info=info,
         )
+        after_outputs(study, result, folder.tmp_dir)
+        after_logging(cfg, result, tracked.run_id if tracked else None, folder.tmp_dir)
         run_dir = publish(folder, keep_runs=keep_runs)
         if tracked:
             tracked.finish(cfg, result, run_dir, manifest)

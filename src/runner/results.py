@@ -60,6 +60,11 @@ class StudyResult:
         Other JSON-serialisable artifacts (file name -> object), logged as JSON.
     tags : dict
         MLflow tags (e.g. ``{"weights": "random"}``).
+    files : dict
+        Other files for the output folder (name -> DataFrame as Parquet, bytes or text).
+    model : object or None
+        A model for the tracking layer to log and register with the run
+        (`runner.routing.registry.ModelSpec`); studies never log it themselves.
     """
 
     cells: list[Cell] = field(default_factory=list)
@@ -68,6 +73,8 @@ class StudyResult:
     titles: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
+    files: dict[str, Any] = field(default_factory=dict)
+    model: Any = None
 
     def add(
         self,

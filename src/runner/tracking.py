@@ -15,6 +15,10 @@ The default backend is SQLite under `artifacts/` with an explicit artifact root:
 comparison. The database is created and migrated once, under an `fcntl` lock on
 `<db>.lock` (parallel sweep jobs otherwise race in alembic's first migration), and writes
 that meet "database is locked" are retried.
+
+With `tracking=server` an MLflow tracking server (http/https) takes everything, artifacts
+included: the experiment gets the server's default location (proxied
+`mlflow-artifacts:/`), so a job on another machine needs no shared disk.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from typing import Any, TypeVar
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
+from runner.errors import ConfigError
 from runner.results import StudyResult
 
 log = logging.getLogger(__name__)
@@ -82,12 +87,49 @@ def cell_metrics(result: StudyResult) -> dict[str, float]:
     return metrics
 
 
-def resolve_uri(cfg: DictConfig) -> tuple[str, str]:
-    """Tracking URI and artifact root, defaulting to SQLite + a folder under artifacts/."""
+def is_server(uri: str | None) -> bool:
+    """True for a tracking server's URI (MLflow's REST API over http or https)."""
+    return bool(uri) and str(uri).startswith(("http://", "https://"))
+
+
+def resolve_uri(cfg: DictConfig) -> tuple[str, str | None]:
+    """Tracking URI and artifact root, defaulting to SQLite + a folder under artifacts/.
+
+    A server keeps artifacts where it decides (root None) unless `artifact_root` is set.
+    """
     artifacts = Path(cfg.paths.artifacts_dir)
     uri = cfg.tracking.uri or f"sqlite:///{artifacts / 'mlflow.db'}"
+    if is_server(uri):
+        return uri, cfg.tracking.artifact_root
     root = cfg.tracking.artifact_root or str(artifacts / "mlruns")
     return uri, root
+
+
+def check(cfg: DictConfig, timeout: float = 10.0) -> None:
+    """Fail before any work when the configured tracking target cannot take a run.
+
+    `tracking=server` without an http(s) URI would otherwise fall back to local SQLite,
+    and an unreachable server would only fail after the study has run.
+    """
+    if not cfg.tracking.enabled:
+        return
+    uri = cfg.tracking.uri
+    if cfg.tracking.get("server") and not is_server(uri):
+        raise ConfigError(
+            f"tracking=server needs tracking.uri=http://HOST:PORT (or MLFLOW_TRACKING_URI); "
+            f"got {uri!r}"
+        )
+    if is_server(uri):
+        import urllib.request
+
+        health = f"{str(uri).rstrip('/')}/health"
+        try:
+            with urllib.request.urlopen(health, timeout=timeout) as resp:
+                ok = resp.status == 200
+        except OSError as exc:
+            raise ConfigError(f"tracking.uri={uri}: no MLflow server answers ({exc})") from exc
+        if not ok:
+            raise ConfigError(f"tracking.uri={uri}: {health} answered {resp.status}, not 200")
 
 
 def retry_locked(fn: Callable[..., T], *args: Any, attempts: int = 8, **kwargs: Any) -> T:
@@ -128,6 +170,7 @@ def prepare_experiment(cfg: DictConfig) -> tuple[Any, str]:
     and the experiment and the others find them.
     """
     import mlflow
+    from mlflow.exceptions import MlflowException
 
     uri, root = resolve_uri(cfg)
     name = cfg.tracking.experiment_name or cfg.experiment
@@ -136,11 +179,22 @@ def prepare_experiment(cfg: DictConfig) -> tuple[Any, str]:
         experiment = retry_locked(client.get_experiment_by_name, name)
         if experiment is not None:
             return client, experiment.experiment_id
-        Path(root).mkdir(parents=True, exist_ok=True)
-        artifact_location = Path(root).as_uri() if "://" not in root else root
-        return client, retry_locked(
-            client.create_experiment, name, artifact_location=artifact_location
-        )
+        kwargs = {}  # a server without artifact_root keeps artifacts where it decides
+        if root is not None and "://" in root:
+            kwargs["artifact_location"] = root
+        elif root is not None:
+            Path(root).mkdir(parents=True, exist_ok=True)
+            kwargs["artifact_location"] = Path(root).as_uri()
+        try:
+            return client, retry_locked(client.create_experiment, name, **kwargs)
+        except MlflowException as exc:
+            # the lock is SQLite's: jobs on a server may race to create the experiment
+            if exc.error_code != "RESOURCE_ALREADY_EXISTS":
+                raise
+            experiment = retry_locked(client.get_experiment_by_name, name)
+            if experiment is None:
+                raise
+            return client, experiment.experiment_id
 
 
 def run_name(experiment: str, overrides: list[str] | tuple[str, ...]) -> str:

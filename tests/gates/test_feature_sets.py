@@ -14,8 +14,10 @@ def test_enhanced_adds_rouge_and_token_f1():
     assert set(ENHANCED_FEATURES) == set(LEXICAL_FEATURE_NAMES)
 
 
-def test_coverage_logit_uses_coverage_alone():
-    assert COVERAGE_FEATURES == ("coverage",)
+def test_coverage_logit_uses_the_two_token_coverage_features():
+    assert COVERAGE_FEATURES == ("coverage", "rare_token_coverage")
+    # not coverage alone: that is a monotone copy of the uncovered score, its complement
+    assert "uncovered_fraction" not in COVERAGE_FEATURES
 
 
 def test_zero_shot_features_are_risks():

@@ -18,6 +18,9 @@ QA ``question``/``passages``; Summary the article text (question ""); Data2txt t
 structured record as its Python repr, which is how the generation prompt showed it
 (question ""). ``group_id`` = ``task:source_id``. Extra columns: ``model``, ``temperature``,
 ``quality``, ``source_id`` and ``source_corpus`` (MARCO, CNN/DM, Recent News, Yelp).
+The two forms name the same source differently; grouped folds and the group bootstrap
+order groups by their smallest example id (`runner.evaluation.group_order`), not by name,
+so both forms get the same folds and resamples.
 The processed form's contexts keep prompt residue ("\\n\\noutput:" after every Summary
 article; "\\n" before and "\\nOverview:" after every Data2txt record); the original form's
 do not, so the two forms give equal answers and labels but not byte-equal contexts.

@@ -23,8 +23,11 @@ Rules, fixed here so that every table uses the same ones:
   deterministic) until every scope has both classes; the number of redrawn resamples is
   reported as `n_redrawn`. The bootstrap is thus conditional on two-class resamples. A
   metric that still returns a non-finite value raises ValueError: there are no NaNs.
-- Determinism. Groups are ordered by sorted group id before drawing, so the result depends
-  on the data and the seed, not on row order. Seeded with `numpy.random.default_rng`.
+- Determinism. Groups are ordered before drawing, by their smallest `order_key` (the
+  example id) when one is given, else by sorted group id; either way the result depends on
+  the data and the seed, not on row order, and with `order_key` not on how the groups are
+  named either (RAGTruth's two forms name the same context differently; see
+  `runner.evaluation.group_order`). Seeded with `numpy.random.default_rng`.
 
 A batched metric is any callable `f(y, s, weights) -> array (B,)` where `weights` is the
 (B, n) matrix of per-row multiplicities (see `runner.evaluation.metrics`).
@@ -40,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from runner.evaluation._checks import check_bootstrap_settings, check_labels, check_scores
+from runner.evaluation.group_order import group_codes as _ordered_codes
 from runner.evaluation.metrics import auroc_batched, average_precision_batched
 from runner.evaluation.operating import accepted_risk_batched, review_precision_batched
 
@@ -169,15 +173,20 @@ class BootstrapResult:
         )
 
 
-def _codes(values: object, n: int, what: str) -> tuple[np.ndarray, np.ndarray]:
+def _codes(
+    values: object, n: int, what: str, order_key: object | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     arr = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
     if arr.ndim != 1 or arr.shape[0] != n:
         raise ValueError(f"{what} must be 1-D with {n} entries (one per row), got {arr.shape}")
     missing = np.flatnonzero(pd.isna(arr))
     if missing.size:
         raise ValueError(f"{what} is missing at row positions {missing[:5].tolist()}")
-    codes, uniques = pd.factorize(arr, sort=True)
-    return codes.astype(np.int64), np.asarray(uniques)
+    if order_key is not None:
+        key = np.asarray(order_key, dtype=object)
+        if key.shape != (n,) or pd.isna(key).any():
+            raise ValueError(f"order_key must be 1-D with {n} non-missing entries (one per row)")
+    return _ordered_codes(arr, order_key)
 
 
 def _draw(rng: np.random.Generator, b: int, n_groups: int, members: list[np.ndarray]) -> np.ndarray:
@@ -200,6 +209,7 @@ def group_bootstrap(
     seed: int = 13,
     strata: object | None = None,
     level: float = 0.95,
+    order_key: object | None = None,
 ) -> BootstrapResult:
     """Resample groups with replacement and evaluate every gate on the same resamples.
 
@@ -222,6 +232,9 @@ def group_bootstrap(
         per-stratum and "macro" scopes are reported.
     level : float
         Coverage of the percentile interval, in (0, 1).
+    order_key : array, shape (n,), optional
+        Per-row key (the example id) that orders the groups before drawing: each group by
+        its smallest key. None: groups are ordered by sorted id.
 
     Returns
     -------
@@ -243,7 +256,7 @@ def group_bootstrap(
     check_bootstrap_settings(n_resamples, level)
     n_resamples = int(n_resamples)
 
-    group_codes, group_names = _codes(groups, n, "groups")
+    group_codes, group_names = _codes(groups, n, "groups", order_key)
     n_groups = group_names.shape[0]
     group_size = np.bincount(group_codes, minlength=n_groups).astype(np.float64)
     group_pos = np.bincount(group_codes, weights=y_arr, minlength=n_groups)

@@ -27,6 +27,7 @@ class GroupedKFoldConf:
     shuffle: bool = True
     y_col: str = "label"
     group_col: str = "group_id"
+    order_col: str | None = "example_id"
 
     def __post_init__(self) -> None:
         check_n_splits(self.n_splits)

@@ -36,6 +36,7 @@ from sklearn.model_selection import KFold as _SkKFold
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
 from runner.errors import ConfigError, DataError
+from runner.evaluation.group_order import group_codes
 
 
 @dataclass(frozen=True)
@@ -173,6 +174,13 @@ class GroupedKFold(_Splitter):
         Shuffle groups before assigning folds.
     y_col, group_col : str
         Label and group columns.
+    order_col : str, optional
+        Column that orders the groups before they are shuffled and assigned: each group
+        by its smallest value (the example id by default). The folds then depend on which
+        rows share a group, not on what the groups are called, so RAGTruth's processed
+        parquet (groups named by a context hash) and its original release (named by source
+        id) get the same folds. None: groups ordered by sorted name. A frame without the
+        column falls back to sorted names.
     """
 
     def __init__(
@@ -182,10 +190,11 @@ class GroupedKFold(_Splitter):
         shuffle: bool = True,
         y_col: str = "label",
         group_col: str = "group_id",
+        order_col: str | None = "example_id",
     ) -> None:
         self.n_splits = check_n_splits(n_splits)
         self.seed, self.shuffle = int(seed), bool(shuffle)
-        self.y_col, self.group_col = y_col, group_col
+        self.y_col, self.group_col, self.order_col = y_col, group_col, order_col
 
     def get_n_splits(self, frame: pd.DataFrame | None = None) -> int:
         """Number of folds."""
@@ -218,7 +227,11 @@ class GroupedKFold(_Splitter):
             shuffle=self.shuffle,
             random_state=self.seed if self.shuffle else None,
         )
-        folds = _as_folds(splitter.split(np.zeros(len(frame)), y, groups))
+        order = None
+        if self.order_col is not None and self.order_col in frame.columns:
+            order = frame[self.order_col].to_numpy()
+        codes, _ = group_codes(groups, order)
+        folds = _as_folds(splitter.split(np.zeros(len(frame)), y, codes))
         _check_test_folds(frame, y, folds)
         yield from folds
 
@@ -489,6 +502,14 @@ class TargetAdaptation(_Splitter):
                     train_idx = _stratified_sample(rng, pool, y, k_used)
                     out.append(TargetRecord(source, k, k_used, rep, train_idx, test_idx))
         return out
+
+    def pool_sizes(self, frame: pd.DataFrame) -> dict[str, int]:
+        """Source -> rows its samples draw from (a k of this size draws the whole pool)."""
+        values = frame[self.column].astype(str).to_numpy()
+        return {
+            source: int(self._pool(frame, np.flatnonzero(values == source), test_idx).size)
+            for source, test_idx in self.test_sets(frame).items()
+        }
 
     def caps(self, frame: pd.DataFrame) -> list[tuple[str, int, int]]:
         """(source, k, k_used) for every k that was capped at the pool size."""

@@ -59,13 +59,19 @@ def with_features(frame: pd.DataFrame, cache_dir: str | None) -> pd.DataFrame:
 
 
 def score_gates(
-    gates: Mapping[str, Any], frame: pd.DataFrame, splitter: Any, progress: bool = True
+    gates: Mapping[str, Any],
+    frame: pd.DataFrame,
+    splitter: Any,
+    progress: bool = True,
+    group_col: str = "group_id",
 ) -> pd.DataFrame:
     """Per-example risk of every gate: out of fold for gates that fit, direct otherwise.
 
-    Returns the id columns, `fold` and one column per gate, in the frame's row order.
+    `group_col` is the unit no fold may split (checked on every fold); `example_id` makes
+    every row its own unit (a row-level CV). Returns the id columns, `fold` and one column
+    per gate, in the frame's row order.
     """
-    scores = out_of_fold(dict(gates), frame, splitter, progress=progress)
+    scores = out_of_fold(dict(gates), frame, splitter, progress=progress, group_col=group_col)
     ids = frame[[c for c in ID_COLUMNS if c in frame.columns]].reset_index(drop=True)
     merged = ids.merge(scores, on="example_id", how="left", validate="one_to_one")
     missing = merged[list(gates)].isna().any(axis=1)
@@ -122,6 +128,7 @@ def bootstrap_scopes(
         "n_resamples": int(boot.n_resamples),
         "seed": int(boot.seed),
         "level": float(boot.level),
+        "order_key": scores["example_id"].to_numpy(),
     }
     pooled = group_bootstrap(y, s, groups, metrics, **kwargs)
     tasks = tuple(task_order(scores))

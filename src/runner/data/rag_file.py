@@ -1,0 +1,381 @@
+"""A team's own RAG outputs (`dataset=rag_file dataset.path=FILE`): JSONL, CSV or Parquet.
+
+Why its own loader: the routing contract (operating report, fitted gate, routing, audit)
+runs on a team's own traffic, which comes as whatever their logging wrote. The loader maps
+it onto the canonical response frame (`runner.data.base.REQUIRED_COLUMNS`) with the same
+strictness as ``claims_jsonl``: every problem names the file, the row and the field, and
+``skip_invalid=True`` drops bad rows only after counting and listing them.
+
+Fields (after ``columns`` renames): ``id``, ``question``, ``context`` (a string, or a list
+of passages joined by a blank line), ``answer``, optional ``label`` (1/0, true/false,
+hallucinated/faithful, FAIL/PASS), ``group`` (default: a hash of the context, so answers of
+one context stay together in folds and bootstrap), ``source`` and ``task``. The format is
+documented in ``docs/rag_file_format.md``.
+
+Row numbers in messages: JSONL and CSV name the line in the file (a CSV's header is line 1,
+so its first record is line 2); Parquet names the 0-based row index.
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+import pandas as pd
+from omegaconf import MISSING
+
+from runner.data.base import (
+    IssueLog,
+    LoadedData,
+    as_id,
+    frame_fingerprint,
+    group_key,
+    is_missing,
+    read_jsonl,
+    read_text,
+    sha256_file,
+)
+from runner.errors import ConfigError, DataError, DataNotFoundError
+
+# OmegaConf reads the config annotations at runtime and does not understand `X | None`.
+# ruff: noqa: UP045
+
+LOADER_VERSION = 1
+"""Bump when a mapping changes, so fingerprints (and caches keyed on them) change too."""
+
+FIELDS: tuple[str, ...] = (
+    "id",
+    "question",
+    "context",
+    "answer",
+    "label",
+    "group",
+    "source",
+    "task",
+)
+REQUIRED: tuple[str, ...] = ("id", "question", "context", "answer")
+DEFAULT_SOURCE = "unspecified"
+DEFAULT_TASK = "all"
+PASSAGE_JOIN = "\n\n"
+SUFFIXES = (".jsonl", ".csv", ".parquet")
+
+POSITIVE = ("1", "true", "hallucinated", "fail")
+NEGATIVE = ("0", "false", "faithful", "pass")
+
+
+@dataclass
+class RagFileConf:
+    """Parameters of `load_rag_file` (see its docstring)."""
+
+    _target_: str = "runner.data.rag_file.load_rag_file"
+    name: str = "rag_file"
+    path: str = MISSING
+    columns: dict[str, str] = field(default_factory=dict)
+    extra_columns: str = "error"
+    limit: Optional[int] = None
+    skip_invalid: bool = False
+
+
+SCHEMAS: list[tuple[str, str, str]] = [
+    ("dataset", "rag_file_schema", "runner.data.rag_file:RagFileConf"),
+]
+
+
+def parse_label(value: Any) -> int | None:
+    """1 (hallucinated) / 0 (faithful) for an accepted label spelling, else None.
+
+    Accepted: the integers 1/0 (also as floats 1.0/0.0), booleans, and the strings
+    ``1/0``, ``true/false``, ``hallucinated/faithful``, ``FAIL/PASS`` in any case.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return int(bool(value))
+    if isinstance(value, numbers.Number) and not is_missing(value):
+        return int(value) if value in (0, 1) else None
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in POSITIVE:
+            return 1
+        if text in NEGATIVE:
+            return 0
+    return None
+
+
+def load_rag_file(
+    path: str,
+    columns: dict[str, str] | None = None,
+    extra_columns: str = "error",
+    limit: int | None = None,
+    skip_invalid: bool = False,
+    name: str = "rag_file",
+) -> LoadedData:
+    """Read a team's RAG outputs into the canonical response frame.
+
+    Parameters
+    ----------
+    path : str
+        A ``.jsonl``, ``.csv`` or ``.parquet`` file (chosen by extension).
+    columns : dict, optional
+        ``{field: column in your file}``, e.g. ``{"id": "request_id", "answer": "response"}``.
+    extra_columns : {"error", "ignore"}
+        What to do with columns that are not fields: fail naming them (default, so a
+        misspelt field never goes unnoticed) or ignore them.
+    limit : int, optional
+        Keep the first N valid rows.
+    skip_invalid : bool
+        False: the first bad row raises. True: bad rows are dropped, counted and listed in
+        ``info["skipped"]``.
+    name : str
+        Dataset name recorded with the run.
+
+    Returns
+    -------
+    LoadedData
+        Canonical frame; ``label`` is int64 when the file has labels and all-missing
+        (``Int64``) when it has none (``info["labelled"]`` says which).
+
+    Raises
+    ------
+    DataError
+        Naming the file, row and field at fault.
+    """
+    if extra_columns not in ("error", "ignore"):
+        raise ConfigError(f"dataset.extra_columns={extra_columns!r}: use 'error' or 'ignore'")
+    if limit is not None and (isinstance(limit, bool) or int(limit) < 1):
+        raise ConfigError(f"dataset.limit={limit!r}: a positive number of rows, or null")
+    columns = dict(columns or {})
+    unknown = sorted(set(columns) - set(FIELDS))
+    if unknown:
+        raise ConfigError(f"dataset.columns: {unknown} are not fields (fields: {list(FIELDS)})")
+    file = Path(path).expanduser()
+    if file.suffix.lower() not in SUFFIXES:
+        raise ConfigError(f"dataset.path={path!r}: extension must be one of {', '.join(SUFFIXES)}")
+    if not file.is_file():
+        raise DataNotFoundError(f"{file} not found: rag_file needs path=<your data file>")
+    issues = IssueLog(skip_invalid=skip_invalid)
+    records, rows = read_records(file, issues)
+    present = _map_header(records, columns, extra_columns, str(file))
+    out, kept_rows, ids = [], [], {}
+    labelled = "label" in present
+    for row, rec in zip(rows, records, strict=True):
+        if limit is not None and len(out) >= int(limit):
+            break
+        mapped = _row(rec, present, columns, name, str(file), row, issues)
+        if mapped is None:
+            continue
+        if mapped["example_id"] in ids:
+            issues.add(
+                str(file),
+                row,
+                columns.get("id", "id"),
+                f"duplicate id {mapped['example_id']!r} (first at row {ids[mapped['example_id']]})",
+            )
+            continue
+        ids[mapped["example_id"]] = row
+        out.append(mapped)
+        kept_rows.append(row)
+    if not out:
+        skipped = f" ({len(issues.issues)} problems skipped)" if issues.issues else ""
+        raise DataError(f"no valid rows to load{skipped}", file=str(file))
+    frame = pd.DataFrame(out)
+    frame["label"] = (
+        frame["label"].astype("int64")
+        if labelled
+        else pd.array([pd.NA] * len(frame), dtype="Int64")
+    )
+    info_rows = kept_rows
+    params = {
+        "columns": dict(sorted(columns.items())),
+        "extra_columns": extra_columns,
+        "limit": limit,
+        "skip_invalid": skip_invalid,
+        "name": name,
+    }
+    digest = sha256_file(file)
+    info = {
+        "rows": len(frame),
+        "origin": "local",
+        "format": file.suffix.lower().lstrip("."),
+        "labelled": labelled,
+        "fields_present": sorted(present),
+        "groups": int(frame["group_id"].nunique()),
+        "counts_per_source": _count(frame["source"]),
+        "counts_per_task": _count(frame["task"]),
+        "files_sha256": {str(file): digest},
+        "skipped": issues.skipped(),
+        "skipped_rows": issues.skipped_rows(),
+        "first_row": info_rows[0],
+    }
+    if labelled:
+        info["positives"] = int(frame["label"].sum())
+    return LoadedData(
+        name=name,
+        frame=frame,
+        files=[str(file)],
+        fingerprint=frame_fingerprint(digest, "runner.data.rag_file", LOADER_VERSION, params),
+        info=info,
+    )
+
+
+def _count(series: pd.Series) -> dict[str, int]:
+    return {str(k): int(v) for k, v in sorted(Counter(series.tolist()).items())}
+
+
+def read_records(file: Path, issues: IssueLog) -> tuple[list[dict], list[int]]:
+    """Records and their user-visible row numbers, by file extension.
+
+    Text files are decoded by `runner.data.base.text_lines`, so a byte that is not UTF-8
+    names the line and the byte offset (and ``skip_invalid`` skips just that JSONL line).
+    """
+    suffix = file.suffix.lower()
+    if suffix == ".jsonl":
+        pairs, _ = read_jsonl(file, issues)
+        return [rec for _, rec in pairs], [line for line, _ in pairs]
+    if suffix == ".csv":
+        import io
+
+        text = read_text(file).removeprefix("\ufeff")  # a BOM from spreadsheet exports
+        try:
+            frame = pd.read_csv(
+                io.StringIO(text), dtype=str, keep_default_na=False, na_filter=False
+            )
+        except Exception as exc:  # the CSV parser raises several types for a broken file
+            raise DataError(
+                f"cannot read CSV: {type(exc).__name__}: {exc}", file=str(file)
+            ) from exc
+        return frame.to_dict("records"), [i + 2 for i in range(len(frame))]
+    try:
+        frame = pd.read_parquet(file)
+    except Exception as exc:  # pyarrow raises several types for a broken file
+        raise DataError(
+            f"cannot read Parquet: {type(exc).__name__}: {exc}", file=str(file)
+        ) from exc
+    return frame.to_dict("records"), list(range(len(frame)))
+
+
+def _map_header(
+    records: list[dict], columns: dict[str, str], extra_columns: str, file: str
+) -> set[str]:
+    """Which fields the file holds; unknown columns and missing required fields fail here."""
+    seen: dict[str, None] = {}
+    for rec in records:
+        seen.update(dict.fromkeys(rec))
+    inverse = {column: f for f, column in columns.items()}
+    present = {inverse.get(c, c) for c in seen if inverse.get(c, c) in FIELDS}
+    for f, column in columns.items():
+        if column not in seen:
+            raise DataError(
+                f"dataset.columns maps {f!r} to {column!r}, which the file does not have "
+                f"(columns: {', '.join(map(str, seen))})",
+                file=file,
+                row="header",
+                field=column,
+            )
+    shadowed = [c for c in seen if c in FIELDS and c in columns and columns[c] != c]
+    extra = [c for c in seen if inverse.get(c, c) not in FIELDS or c in shadowed]
+    if extra and extra_columns == "error":
+        raise DataError(
+            f"unknown column(s) {extra}: map them onto fields with dataset.columns."
+            f"<field>=<column> (fields: {', '.join(FIELDS)}) or pass "
+            "dataset.extra_columns=ignore",
+            file=file,
+            row="header",
+            field=str(extra[0]),
+        )
+    for f in REQUIRED:
+        if f not in present:
+            raise DataError(
+                f"required field missing (columns present: {', '.join(map(str, seen))})",
+                file=file,
+                row="header",
+                field=columns.get(f, f),
+            )
+    return present
+
+
+def _row(
+    rec: dict,
+    present: set[str],
+    columns: dict[str, str],
+    name: str,
+    file: str,
+    row: int,
+    issues: IssueLog,
+) -> dict | None:
+    """One canonical row, or None after reporting its first problem to `issues`."""
+
+    def get(f: str) -> Any:
+        return rec.get(columns.get(f, f))
+
+    def bad(f: str, reason: str) -> None:
+        issues.add(file, row, columns.get(f, f), reason)
+
+    ident = as_id(get("id"))
+    if is_missing(ident) or not isinstance(ident, str) or not ident.strip():
+        return bad("id", f"id must be a non-empty string or integer, got {ident!r}")
+    question = get("question")
+    if is_missing(question):
+        question = None
+    if not isinstance(question, str):
+        return bad("question", f"must be a string (may be empty), got {question!r}")
+    context = _context(get("context"))
+    if isinstance(context, tuple):
+        return bad("context", context[0])
+    answer = get("answer")
+    if not isinstance(answer, str) or not answer.strip():
+        return bad("answer", f"must be a non-empty string, got {answer!r}")
+    label: int | None = None
+    if "label" in present:
+        label = parse_label(get("label"))
+        if label is None:
+            return bad(
+                "label",
+                f"label must be 1/0, true/false, hallucinated/faithful or FAIL/PASS, "
+                f"got {get('label')!r}",
+            )
+    optional = {}
+    for f in ("group", "source", "task"):
+        value = as_id(get(f)) if f in present else None
+        if is_missing(value) or value == "":
+            optional[f] = None
+        elif not isinstance(value, str) or not value.strip():
+            return bad(f, f"must be a non-empty string when given, got {value!r}")
+        else:
+            optional[f] = value
+    return {
+        "example_id": ident,
+        "group_id": optional["group"] or group_key("ctx", context),
+        "task": optional["task"] or DEFAULT_TASK,
+        "source": optional["source"] or DEFAULT_SOURCE,
+        "question": question,
+        "context": context,
+        "answer": answer,
+        "label": label,
+    }
+
+
+def _context(value: Any) -> str | tuple[str]:
+    """The context as one string, or a one-element tuple holding the reason it is bad."""
+    if isinstance(value, str) and value.lstrip().startswith("["):
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            parsed = None
+        if isinstance(parsed, list):
+            value = parsed
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return ("context must hold at least one passage, got an empty list",)
+        for k, passage in enumerate(value):
+            if not isinstance(passage, str) or not passage.strip():
+                return (f"passage {k + 1} must be a non-empty string, got {passage!r}",)
+        return PASSAGE_JOIN.join(value)
+    if not isinstance(value, str) or not value.strip():
+        return (f"must be a non-empty string or a list of passages, got {value!r}",)
+    return value

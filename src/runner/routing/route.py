@@ -1,0 +1,65 @@
+"""Routing machinery: unseen sources, the audit sample, realised metrics on labelled traffic.
+
+Why apart from the study: each rule here is a contract term a team must be able to read
+and test on its own (which rows count as unseen, which accepted rows are audited).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+import pandas as pd
+
+from runner.errors import DataError
+
+log = logging.getLogger(__name__)
+
+
+def unseen_sources(sources: pd.Series, training_sources: list[str]) -> dict[str, int]:
+    """Rows per source the gate was not fitted on (empty when every source was seen)."""
+    unseen = sources[~sources.astype(str).isin(set(training_sources))].astype(str)
+    return {str(k): int(v) for k, v in sorted(unseen.value_counts().items())}
+
+
+def handle_unseen(
+    unseen: dict[str, int], policy: str, training_sources: list[str], file: str | None
+) -> None:
+    """Report unseen sources loudly; ``error`` stops the run before any row is routed."""
+    if not unseen:
+        return
+    message = (
+        f"{sum(unseen.values())} rows come from source(s) the gate was not fitted on: "
+        f"{unseen} (training sources: {training_sources}); a learned gate's ranking may not "
+        "transfer until a target-labelled audit shows it does"
+    )
+    if policy == "error":
+        raise DataError(message + " (routing.on_unseen_source=error)", file=file, field="source")
+    suffix = " -> sent to review" if policy == "review" else ""
+    log.warning("UNSEEN SOURCES: %s%s", message, suffix)
+
+
+def audit_sample(decisions: np.ndarray, fraction: float, seed: int) -> np.ndarray:
+    """A seeded random ⌈fraction · accepted⌉ of the accepted rows, as a boolean mask."""
+    accepted = np.flatnonzero(decisions == "accept")
+    mask = np.zeros(decisions.shape[0], dtype=bool)
+    k = math.ceil(round(fraction * accepted.size, 9))
+    if k:
+        rng = np.random.default_rng(seed)
+        mask[rng.choice(accepted, size=k, replace=False)] = True
+    return mask
+
+
+def realised(labels: np.ndarray, decisions: np.ndarray) -> dict[str, float | None]:
+    """On labelled traffic: hallucinated share per band (review precision, accepted risk)."""
+    out: dict[str, float | None] = {}
+    for band, key in (
+        ("review", "review precision"),
+        ("accept", "accepted risk"),
+        ("verify", "verify band hallucinated share"),
+    ):
+        sel = decisions == band
+        out[key] = float(labels[sel].mean()) if sel.any() else None
+    out["hallucinated share"] = float(labels.mean())
+    return out

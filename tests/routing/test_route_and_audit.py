@@ -1,0 +1,110 @@
+"""Routing rules and the audit estimate, without MLflow: unseen sources, audit sample, CI."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import beta
+
+from runner.errors import DataError
+from runner.routing.audit import estimate, load_audit_labels
+from runner.routing.model import InputError, check_input
+from runner.routing.route import audit_sample, handle_unseen, realised, unseen_sources
+
+
+def test_unseen_sources_are_counted_per_source():
+    sources = pd.Series(["a", "b", "c", "c", "a"])
+    assert unseen_sources(sources, ["a", "b"]) == {"c": 2}
+    assert unseen_sources(sources, ["a", "b", "c"]) == {}
+
+
+def test_unseen_sources_stop_the_run_under_error_and_only_warn_otherwise(caplog):
+    with pytest.raises(
+        DataError, match=r"2 rows come from source\(s\) the gate was not fitted on: \{'c': 2\}"
+    ):
+        handle_unseen({"c": 2}, "error", ["a"], "traffic.jsonl")
+    handle_unseen({"c": 2}, "warn", ["a"], "traffic.jsonl")
+    assert "UNSEEN SOURCES" in caplog.text
+
+
+def test_the_audit_sample_is_a_seeded_share_of_accepted_rows_only():
+    decisions = np.array(["accept", "verify", "review"] * 30 + ["accept"] * 10, dtype=object)
+    mask = audit_sample(decisions, 0.1, seed=13)
+    assert mask.sum() == math.ceil(0.1 * 40)
+    assert set(decisions[mask]) == {"accept"}
+    assert np.array_equal(mask, audit_sample(decisions, 0.1, seed=13))
+    assert not np.array_equal(mask, audit_sample(decisions, 0.1, seed=14))
+    assert audit_sample(decisions, 0.0, seed=13).sum() == 0
+
+
+def test_realised_metrics_are_the_hallucinated_share_per_band():
+    labels = np.array([1, 1, 0, 0, 1, 0])
+    decisions = np.array(["review", "review", "accept", "accept", "verify", "accept"])
+    out = realised(labels, decisions)
+    assert out["review precision"] == 1.0 and out["accepted risk"] == 0.0
+    assert out["verify band hallucinated share"] == 1.0 and out["hallucinated share"] == 0.5
+
+
+def test_the_audit_interval_is_exact_and_the_verdict_follows_it():
+    labels = pd.Series([1] * 3 + [0] * 97)
+    est = estimate(labels, target=0.15)
+    # Clopper-Pearson from the beta quantiles.
+    assert est.ci_low == pytest.approx(beta.ppf(0.025, 3, 98))
+    assert est.ci_high == pytest.approx(beta.ppf(0.975, 4, 97))
+    assert (est.accepted_risk, est.verdict) == (0.03, "holds")
+    assert estimate(pd.Series([1] * 30 + [0] * 70), target=0.15).verdict == "violated"
+    assert estimate(pd.Series([1] * 2 + [0] * 8), target=0.15).verdict == "inconclusive"
+
+
+def test_audit_labels_must_belong_to_the_marked_accepted_rows(tmp_path):
+    decisions = pd.DataFrame(
+        {
+            "id": ["a", "b", "c"],
+            "risk": [0.1, 0.2, 0.9],
+            "decision": ["accept", "accept", "review"],
+            "audit": [True, False, False],
+            "model": "g/1",
+        }
+    )
+    dec = tmp_path / "decisions.parquet"
+    decisions.to_parquet(dec, index=False)
+    labels = tmp_path / "audit.jsonl"
+
+    def load(*rows: dict, **kwargs):
+        labels.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return load_audit_labels(str(dec), str(labels), **kwargs)
+
+    data = load({"id": "a", "label": "FAIL"})
+    assert data.frame["label"].tolist() == [1] and data.info["models"] == ["g/1"]
+    with pytest.raises(DataError, match="not marked for audit") as err:
+        load({"id": "a", "label": 0}, {"id": "b", "label": 0})
+    assert (err.value.row, err.value.field) == (2, "id")
+    assert len(load({"id": "a", "label": 0}, {"id": "b", "label": 0}, scope="accepted").frame) == 2
+    with pytest.raises(DataError, match="was not accepted"):
+        load({"id": "c", "label": 1}, scope="accepted")
+    with pytest.raises(DataError, match="not in the decisions"):
+        load({"id": "zz", "label": 1})
+    with pytest.raises(DataError, match="FAIL/PASS") as err:
+        load({"id": "a", "label": "maybe"})
+    assert err.value.field == "label"
+
+
+@pytest.mark.parametrize(
+    ("frame", "needle"),
+    [
+        (pd.DataFrame({"question": ["q"], "context": ["c"]}), "field 'answer' is missing"),
+        (pd.DataFrame({"question": ["q"], "context": ["c"], "answer": [""]}), "'answer' of row 0"),
+        (
+            pd.DataFrame({"question": ["q"], "context": [" "], "answer": ["a"]}),
+            "'context' of row 0",
+        ),
+        (pd.DataFrame({"question": [None], "context": ["c"], "answer": ["a"]}), "'question'"),
+    ],
+)
+def test_a_bad_request_names_the_field(frame, needle):
+    with pytest.raises(InputError, match=needle):
+        check_input(frame)

@@ -1,0 +1,72 @@
+"""operating_report on the fixture file: tables, source-shift rows, report.md/html, determinism."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+
+from runner.config import register_configs
+from runner.errors import DataError
+from runner.pipeline import run
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = ROOT / "tests" / "fixtures" / "rag_file" / "rag_example.jsonl"
+register_configs()
+pytestmark = pytest.mark.slow
+
+
+def report(artifacts: Path, *overrides: str):
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        cfg = compose(
+            "config",
+            overrides=[
+                "experiment=operating_report",
+                "tracking=off",
+                "progress=false",
+                "bootstrap=fast",
+                "study.params.timing_rows=20",
+                "study.params.timing_repeats=1",
+                f"paths.artifacts_dir={artifacts}",
+                *overrides,
+            ],
+        )
+    return run(cfg)
+
+
+def test_the_report_covers_every_gate_scope_source_and_budget(tmp_path):
+    out = report(tmp_path / "a", f"dataset.path={FIXTURE}")
+    cells = out.result.cells_frame()
+    rows = set(cells.loc[cells["table"] == "operating", "row"])
+    for scope in ("Combined", "QA", "Summary", "Macro"):
+        for gate in ("uncovered", "rouge_l", "ragscope_e"):
+            assert f"{scope} / {gate}" in rows
+    columns = set(cells.loc[cells["table"] == "operating", "column"])
+    assert {"AUROC", "AP", "review precision@5%", "accepted risk@70%"} <= columns
+    loso = cells[cells["table"] == "leave_source_out"]
+    assert {"docs_search / ragscope_e", "support_bot / ragscope_e"} <= set(loso["row"])
+    assert loso["ci_low"].notna().all()
+    target = cells[cells["table"] == "target_labels"]
+    assert target["row"].str.contains("k=25").any()
+    assert set(out.result.runtime["gates"]) == {"uncovered", "rouge_l", "ragscope_e"}
+
+    md = (out.output_dir / "report.md").read_text()
+    assert "Leave one source out" in md and "ms/example" in md
+    assert "![operating_curves](figures/operating_curves.png)" in md
+    html = (out.output_dir / "report.html").read_text()
+    assert "data:image/png;base64," in html and "<table>" in html
+
+    again = report(tmp_path / "b", f"dataset.path={FIXTURE}")
+    for name in ("cells.csv", "scores.parquet"):
+        first = hashlib.sha256((out.output_dir / name).read_bytes()).hexdigest()
+        assert first == hashlib.sha256((again.output_dir / name).read_bytes()).hexdigest()
+
+
+def test_an_unlabelled_file_is_refused_naming_the_label_field(tmp_path):
+    path = tmp_path / "unlabelled.jsonl"
+    path.write_text('{"id": "a", "question": "q", "context": "c", "answer": "a"}\n')
+    with pytest.raises(DataError, match="needs labelled rows") as err:
+        report(tmp_path, f"dataset.path={path}")
+    assert err.value.field == "label"
