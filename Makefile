@@ -13,7 +13,7 @@ UI_PORT ?= 5000
 
 STUDIES := rq1_cheap_signals rq2_grouped_cv rq3_operating_points rq4_verifier_cost \
            rq5_source_shift rq5_source_shift_row_cv hri_example hri_calibration \
-           claims_verification
+           hri_predicted claims_verification
 
 .PHONY: setup test test-fast reproduce tables ui services services-stop services-status bench \
         lint format clean $(STUDIES)

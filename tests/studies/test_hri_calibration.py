@@ -257,6 +257,117 @@ def test_missing_bootstrap_settings_are_a_config_error(synthetic):
         hc.run(OmegaConf.create({"seed": 1, "hri": hri_dict()}), data, hc.Params())
 
 
+# --------------------------------------------------------------------------- by construction
+
+
+def collections_file(tmp_path: Path, n: int = 48, seed: int = 5) -> Path:
+    """Two collections over the same kind of claims: one outcome derived, one independent.
+
+    ``derived``: a response is wrong exactly when one of its claims is not SUPPORTED (the
+    rule Factbench.jsonl is built with). ``independent``: the outcome is drawn on its own,
+    leaning towards wrong for responses with bad labels but with exceptions both ways.
+    """
+    rng = np.random.default_rng(seed)
+    pool = ["SUPPORTED", "SUPPORTED", "PARTIAL", "UNSUPPORTED", "CONTRADICTED"]
+    responses = []
+    for task in ("derived", "independent"):
+        for i in range(n):
+            labels = [str(rng.choice(pool)) for _ in range(int(rng.integers(1, 5)))]
+            bad = any(lab != "SUPPORTED" for lab in labels)
+            if task == "derived":
+                y = int(bad)
+            else:
+                y = int(rng.uniform() < (0.7 if bad else 0.3))
+            responses.append(
+                {
+                    "response_id": f"{task}-{i:02d}",
+                    "task": task,
+                    "source": "S",
+                    "outcome": y,
+                    "claims": [
+                        {"claim_id": f"c{k}", "labels": [lab]} for k, lab in enumerate(labels)
+                    ],
+                }
+            )
+    path = tmp_path / "collections.yaml"
+    path.write_text(yaml.safe_dump({"responses": responses}))
+    return path
+
+
+@pytest.fixture(scope="module")
+def split_run(tmp_path_factory):
+    data = load_hri_claims(str(collections_file(tmp_path_factory.mktemp("split"))))
+    result = hc.run(cfg(), data, hc.Params())
+    return result, result.cells_frame()
+
+
+def rows_of(cells: pd.DataFrame, table: str) -> set[str]:
+    return set(cells.loc[cells["table"] == table, "row"])
+
+
+def test_an_outcome_derived_from_the_claim_labels_goes_to_the_sanity_table(split_run):
+    result, cells = split_run
+    got = cell_map(cells)
+    assert got["hri_outcome_construction", "derived", "determined"].value == 1
+    assert got["hri_outcome_construction", "derived", "best_rule_agreement"].value == 1.0
+    assert "derived" in rows_of(cells, "hri_sanity_ranking")
+    for agg in AGGREGATIONS:
+        assert got["hri_sanity_ranking", "derived", f"{agg}/AUROC"].value == 1.0
+    for table in (
+        "hri_ranking",
+        "hri_ranking_delta",
+        "hri_band_rates",
+        "hri_operating_points",
+        "hri_suggested_cutoffs",
+        "hri_cost_sweep",
+        "hri_roc_curve",
+    ):
+        assert not any(r.startswith("derived") for r in rows_of(cells, table)), table
+    summary = result.extra["hri_calibration_summary.json"]
+    assert summary["collections"]["derived"]["headline"] is False
+    assert summary["sanity_scopes"] == ["derived"]
+    assert "derived" not in summary["best"]
+    assert result.scores.groupby("task")["outcome_by_construction"].all().to_dict() == {
+        "derived": True,
+        "independent": False,
+    }
+
+
+def test_an_independent_outcome_is_in_the_headline_tables_and_figures(split_run):
+    result, cells = split_run
+    got, scores = cell_map(cells), result.scores
+    assert got["hri_outcome_construction", "independent", "determined"].value == 0
+    assert "independent" not in rows_of(cells, "hri_sanity_ranking")
+    mine = scores[scores["task"] == "independent"]
+    for agg in AGGREGATIONS:
+        cell = got["hri_ranking", "independent", f"{agg}/AUROC"]
+        assert cell.value == pytest.approx(roc_auc_score(mine["label"], mine[agg]))
+        assert cell.value < 1.0
+        assert ("hri_suggested_cutoffs", f"independent/{agg}", "review") in got
+    assert result.extra["hri_calibration_summary.json"]["headline_collections"] == ["independent"]
+    figs = hc.figures(cells.copy())
+    assert list(figs) == ["hri_roc_pr_independent"]
+    for fig in figs.values():
+        matplotlib.pyplot.close(fig)
+
+
+def test_a_collection_pooling_a_derived_source_is_a_sanity_row(tmp_path):
+    path = collections_file(tmp_path)
+    raw = yaml.safe_load(path.read_text())
+    for r in raw["responses"]:  # one collection, two sources: derived and independent
+        r["source"], r["task"] = r["task"], "mixed"
+    path.write_text(yaml.safe_dump(raw))
+    result = hc.run(cfg(), load_hri_claims(str(path)), hc.Params())
+    cells = result.cells_frame()
+    assert rows_of(cells, "hri_sanity_ranking") == {"mixed", "mixed:derived"}
+    assert rows_of(cells, "hri_ranking") == {"mixed:independent"}
+    assert not rows_of(cells, "hri_band_rates")
+    assert (
+        "pools sources"
+        in result.extra["hri_calibration_summary.json"]["collections"]["mixed"]["notes"][-1]
+    )
+
+
 @pytest.mark.slow
 def test_real_factcheck_bench_calibration(tmp_path, data_dir):
     composed = compose_experiment(
@@ -270,9 +381,20 @@ def test_real_factcheck_bench_calibration(tmp_path, data_dir):
     got = cell_map(result.cells_frame())
     scores = result.scores
     # In Factbench.jsonl a response is labelled non-factual exactly when one of its claims is
-    # not true, so every aggregation separates the classes perfectly.
-    for agg in AGGREGATIONS:
-        assert got["hri_ranking", "factbench", f"{agg}/AUROC"].value == 1.0
+    # not true: the study finds that in the data and keeps those rows out of the headline.
+    for scope in ("factbench", "factbench:factcheckgpt", "factbench:felm-wk"):
+        assert got["hri_outcome_construction", scope, "determined"].value == 1
+        for agg in AGGREGATIONS:
+            assert got["hri_sanity_ranking", scope, f"{agg}/AUROC"].value == 1.0
+    cells = result.cells_frame()
+    headline = cells[cells["table"] == "hri_ranking"]
+    assert set(headline["row"]) == {"factcheckgpt_gold", "factcheckgpt_stance"}
+    perfect = (headline["value"] == 1.0) & (headline["ci_low"] == 1.0)
+    assert not perfect.any()
+    assert got["hri_outcome_construction", "factcheckgpt_gold", "conflicting_multisets"].value > 0
+    assert not any(
+        r.startswith("factbench") for r in cells.loc[cells["table"] == "hri_band_rates", "row"]
+    )
     stance = scores[scores["task"] == "factcheckgpt_stance"]
     assert got["hri_ranking", "factcheckgpt_stance", "additive/AUROC"].value == pytest.approx(
         roc_auc_score(stance["label"], stance["additive"])
@@ -311,7 +433,6 @@ def test_real_factcheck_bench_calibration(tmp_path, data_dir):
         == 661
     )
     assert set(hc.figures(result.cells_frame())) == {
-        "hri_roc_pr_factbench",
         "hri_roc_pr_factcheckgpt_gold",
         "hri_roc_pr_factcheckgpt_stance",
     }

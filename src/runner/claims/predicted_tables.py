@@ -1,0 +1,194 @@
+"""Tables of the predicted-label HRI study: ranking per scope, label counts, outputs.
+
+Why a module: `runner.studies.hri_predicted` orchestrates (run the verifiers, score the
+HRI); the cells it writes are built here, with the calibration machinery of
+`runner.claims.calibration_tables`, so the study stays a short orchestrator and every
+table is computed one way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from runner.claims import calibration as cal
+from runner.claims import calibration_tables as ct
+from runner.claims.claims_file import responses_from_frame
+from runner.claims.hri import Response
+from runner.data.base import LoadedData
+from runner.errors import ConfigError, DataError
+from runner.results import StudyResult
+
+
+def collection_responses(
+    data: LoadedData, collection: str
+) -> tuple[list[Response], dict[str, list]]:
+    """The collection's responses, and every collection labelling exactly the same claims."""
+    every = responses_from_frame(data.frame)
+    tasks = list(dict.fromkeys(r.task for r in every))
+    if collection not in tasks:
+        raise ConfigError(
+            f"study.params.collection={collection!r} is not in the data (collections: {tasks})"
+        )
+    chosen = [r for r in every if r.task == collection]
+    for r in chosen:
+        if r.outcome is None:
+            raise DataError(
+                f"response {r.response_id!r} has no outcome", file=r.file or None, field="outcome"
+            )
+    key = [(r.file, str(r.row), tuple(c.claim_id for c in r.claims)) for r in chosen]
+    references = {collection: chosen}
+    for t in tasks:
+        if t == collection:
+            continue
+        other = {
+            (r.file, str(r.row), tuple(c.claim_id for c in r.claims)): r
+            for r in every
+            if r.task == t
+        }
+        if all(k in other for k in key):
+            references[t] = [other[k] for k in key]
+    return chosen, references
+
+
+def scope_tables(
+    result: StudyResult,
+    suffix: str,
+    members: list[int],
+    y_all: np.ndarray,
+    scored: dict[str, dict[int, Any]],
+    responses: list[Response],
+    ref_name: str,
+    aggregations: list[str],
+    boot: ct.Boot,
+    seed: list[int],
+) -> dict[str, Any]:
+    """Ranking and delta tables of one scope (the systems covering all its responses)."""
+    y = y_all[members]
+    name = {"_s1": "S1 sample", "_judged": "judged"}.get(suffix, "every response")
+    if y.sum() == 0 or y.sum() == len(y):
+        raise DataError(f"scope {name!r}: all {len(y)} responses have one outcome")
+    result.add("hri_predicted_data", name, "responses", len(members))
+    result.add("hri_predicted_data", name, "positives", float(y.sum()))
+    result.add("hri_predicted_data", name, "claims", sum(len(responses[i].claims) for i in members))
+    weights, _ = cal.bootstrap_weights(y, None, boot.n_resamples, seed)
+    ones = np.ones((1, len(y)))
+    samples: dict[str, dict] = {}
+    points: dict[tuple[str, str, str], float] = {}
+    for row, by_resp in scored.items():
+        if not all(i in by_resp for i in members):
+            continue
+        scores = {a: np.array([by_resp[i].aggregations[a] for i in members]) for a in aggregations}
+        samples[row] = {}
+        ct.ranking_cells(
+            result,
+            f"hri_predicted_ranking{suffix}",
+            row,
+            y,
+            scores,
+            weights,
+            boot.level,
+            samples_out=samples[row],
+        )
+        for a, s in scores.items():
+            at = cal.ranking_metrics(y, s, ones)
+            for metric in ct.METRICS:
+                points[row, a, metric] = float(at[metric][0])
+    for row in samples:
+        if row == ref_name:
+            continue
+        for (a, metric), values in samples[row].items():
+            result.add(
+                f"hri_predicted_delta{suffix}",
+                row,
+                f"{a}/{metric}",
+                points[row, a, metric] - points[ref_name, a, metric],
+                ci=ct.interval(values - samples[ref_name][a, metric], boot.level),
+            )
+    predicted = [k for k in points if not k[0].startswith("reference: ") and k[2] == "AUROC"]
+    out: dict[str, Any] = {"responses": len(members), "systems": list(samples)}
+    if predicted:
+        best = max(predicted, key=lambda k: (points[k], -predicted.index(k)))
+        out["best_auroc"] = {
+            "system": best[0],
+            "aggregation": best[1],
+            "value": points[best],
+            "reference_same_aggregation": points[ref_name, best[1], "AUROC"],
+        }
+    return out
+
+
+def label_table(
+    result: StudyResult,
+    systems: dict[str, tuple[np.ndarray, np.ndarray]],
+    responses: list[Response],
+    collection: str,
+    references: dict[str, list[Response]],
+) -> None:
+    """Claims, label counts and flag agreement with the reference labels, per system."""
+    t = "hri_predicted_labels"
+    ref = np.array([c.label_names() != ("SUPPORTED",) for r in responses for c in r.claims])
+    for name, rs in references.items():
+        flags = np.array([c.label_names() != ("SUPPORTED",) for r in rs for c in r.claims])
+        row = f"reference: {name} labels"
+        result.add(t, row, "claims", len(flags))
+        result.add(t, row, "flagged", float(flags.sum()))
+        result.add(t, row, f"flag agreement with {collection}", float((flags == ref).mean()))
+    for row, (positions, labels) in systems.items():
+        result.add(t, row, "claims", len(positions))
+        for lab in ("green", "yellow", "red"):
+            result.add(t, row, lab, float((labels == lab).sum()))
+        result.add(
+            t,
+            row,
+            f"flag agreement with {collection}",
+            float(((labels != "green") == ref[positions]).mean()),
+        )
+
+
+def claim_key(responses: list[Response], owner: np.ndarray, i: int) -> str:
+    r = responses[int(owner[i])]
+    local = i - int(np.flatnonzero(owner == owner[i])[0])
+    return f"{r.response_id}/{r.claims[local].claim_id}"
+
+
+def verdict_record(verdict: Any) -> dict[str, Any]:
+    record = verdict.to_dict()
+    record.pop("seconds", None)
+    return record
+
+
+def claims_json(
+    responses: list[Response], owner: np.ndarray, systems: dict[str, tuple[np.ndarray, np.ndarray]]
+) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for i in range(len(owner)):
+        out[claim_key(responses, owner, i)] = {}
+    for row, (positions, labels) in systems.items():
+        for p, lab in zip(positions, labels, strict=True):
+            out[claim_key(responses, owner, int(p))][row] = str(lab)
+    return out
+
+
+def scores_frame(
+    responses: list[Response], scored: dict[str, dict[int, Any]], aggregations: list[str]
+) -> pd.DataFrame:
+    """One row per (response, system): the response's HRI under each aggregation."""
+    rows = []
+    for system, by_resp in scored.items():
+        for i, res in sorted(by_resp.items()):
+            r = responses[i]
+            rows.append(
+                {
+                    "example_id": r.response_id,
+                    "group_id": r.response_id,
+                    "task": r.task,
+                    "label": int(r.outcome),
+                    "system": system,
+                    **{a: res.aggregations[a] for a in aggregations},
+                    "band": res.band,
+                }
+            )
+    return pd.DataFrame(rows)

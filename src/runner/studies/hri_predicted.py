@@ -1,0 +1,263 @@
+"""Study: the HRI from *predicted* claim labels, scored against human response outcomes.
+
+Why: seed 001 describes a deployment where claims are labelled by a verifier, not by
+annotators. This study runs the claim-verification systems of seed 004 (S1 span
+detector, each LLM judge, S3 AND / S4 vote / S5 cascade, cross-judge combinations; see
+`runner.claims.predicted_labels`) on the Factcheck-Bench claims that have a response-level
+human outcome and retrieved evidence (the factcheck-GPT tree: 92 responses, 661
+check-worthy claims; Factbench.jsonl's claims come without passages, so no verifier can
+judge them), maps each verdict to an HRI label (``verdict_labels``), scores every
+response with every aggregation and ranks the responses against the human outcome. The
+outcome is the annotators' response judgement and the labels come from a machine, so no
+row here is true by construction.
+
+Cost: S1 runs on every claim. LLM judges run on the claims of ``judge_responses``
+responses (a seeded sample keeping the outcome shares; null = all), because a response's
+HRI needs every one of its claims. Two scopes, each its own table:
+
+- ``hri_predicted_ranking``: every response — S1 and the reference labellings.
+- ``hri_predicted_ranking_judged``: the responses the judges saw — every system.
+
+Rows are systems; columns ``<aggregation>/AUROC`` and ``/AP`` with response-cluster
+bootstrap CIs (a response is one resampling unit with all its claims). Reference rows
+``reference: <collection> labels`` compute the HRI from the data set's own claim labels
+(gold annotators, evidence stances) on the same responses. ``hri_predicted_delta[_judged]``:
+each system minus the reference labels of the judged collection, same aggregation,
+paired. ``hri_predicted_labels``: per system the claims it labelled, its label counts and
+agreement with the reference labels on the flagged view. ``hri_predicted_data``:
+responses, positives and claims per scope.
+
+S1 rows say which weights it ran with (`SpanDetector.weights_tag`): with ``weights:
+random`` its verdicts carry no information. Judges are what ``cfg.judges`` configures
+(the shipped config: SmolLM2-135M under two repair setups, one model family).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+import pandas as pd
+from hydra.utils import instantiate
+from omegaconf import DictConfig
+
+from runner.claims import calibration_tables as ct
+from runner.claims import predicted_labels as pl
+from runner.claims import predicted_tables as pt
+from runner.claims.aggregation import AGGREGATIONS
+from runner.claims.calibration_figures import metric_grid_figure
+from runner.claims.hri import Response, score_response
+from runner.claims.hri_config import load_hri_config
+from runner.data.base import LoadedData
+from runner.errors import ConfigError
+from runner.results import StudyResult
+
+# OmegaConf reads the Params annotations at runtime and does not understand `X | None`.
+# ruff: noqa: UP045
+
+log = logging.getLogger(__name__)
+
+SCOPES = (
+    ("", "every response"),
+    ("_s1", "the responses S1 labelled"),
+    ("_judged", "the responses the judges judged"),
+)
+TITLES = {
+    "hri_predicted_data": "Predicted-label HRI: responses, wrong responses and claims per scope",
+    "hri_predicted_labels": "Predicted claim labels per system (agreement = share of claims "
+    "whose flag, not green, matches the reference labels)",
+    "hri_predicted_ranking": "HRI from predicted claim labels vs human response outcomes: "
+    "AUROC / AP per system and aggregation, every response (response-cluster bootstrap 95% CI)",
+    "hri_predicted_delta": "Predicted-label HRI minus the HRI from the reference claim labels "
+    "(same aggregation, paired bootstrap), every response",
+}
+for _suffix, _what in (("_s1", "responses S1 labelled"), ("_judged", "responses judged")):
+    for _base in ("hri_predicted_ranking", "hri_predicted_delta"):
+        TITLES[_base + _suffix] = TITLES[_base].replace("every response", _what)
+
+
+@dataclass
+class Params:
+    """Parameters of the predicted-label study.
+
+    Attributes
+    ----------
+    collection : str
+        The collection (``task``) whose claims, passages, criticalities and outcomes are
+        used; its own labels are the reference the deltas are taken against.
+    verdict_labels : dict
+        green / yellow / red → HRI label (`runner.claims.predicted_labels`).
+    s1_responses : int or None
+        Responses whose claims S1 labels (None = all; a seeded, outcome-stratified
+        sample otherwise, for machines where even S1 is slow).
+    judge_responses : int or None
+        Responses whose claims every judge judges (None = all S1 responses), drawn from
+        the S1 responses so every combination has both members.
+    aggregations : list of str
+    baseline : str
+        Aggregation the summary's best-pair search reports deltas against.
+    keep_outputs : bool
+        Write every judge answer to ``hri_predicted_verdicts.json``.
+    """
+
+    collection: str = "factcheckgpt_gold"
+    verdict_labels: dict[str, str] = field(default_factory=lambda: dict(pl.DEFAULT_VERDICT_LABELS))
+    s1_responses: Optional[int] = None
+    judge_responses: Optional[int] = 4
+    aggregations: list[str] = field(default_factory=lambda: list(AGGREGATIONS))
+    baseline: str = "additive"
+    keep_outputs: bool = True
+
+
+def run(cfg: DictConfig, data: LoadedData, params: Params) -> StudyResult:
+    """Label every claim with each system, score the HRI, rank against human outcomes."""
+    ct.check_aggregations(params.aggregations, params.baseline)
+    if data is None:
+        raise ConfigError("hri_predicted needs a dataset: set `override /dataset: factbench`")
+    if cfg.get("span_detector") is None and not cfg.get("judges"):
+        raise ConfigError("hri_predicted needs span_detector and/or judges configured")
+    if cfg.get("span_detector") is not None:
+        s1_name = cfg.span_detector.get("name", "S1")
+        if s1_name in (cfg.get("judges") or {}):
+            raise ConfigError(f"judge name {s1_name!r} clashes with the span detector's name")
+    config = load_hri_config(cfg.get("hri"))
+    mapping = pl.verdict_labels(params.verdict_labels, config)
+    boot = ct.bootstrap_settings(cfg)
+    responses, references = pt.collection_responses(data, params.collection)
+    has_s1 = cfg.get("span_detector") is not None
+    s1_resp = (
+        pl.select_responses(responses, params.s1_responses, int(cfg.seed))
+        if has_s1
+        else list(range(len(responses)))
+    )
+    inner = pl.select_responses(
+        [responses[i] for i in s1_resp], params.judge_responses, int(cfg.seed) + 1
+    )
+    judged_resp = [s1_resp[i] for i in inner]
+    owner = np.concatenate([np.full(len(r.claims), i) for i, r in enumerate(responses)])
+    s1_pos = np.flatnonzero(np.isin(owner, s1_resp))
+    judged = np.flatnonzero(np.isin(owner, judged_resp))
+    claims = [c for r in responses for c in r.claims]
+    questions = [r.question for r in responses for _ in r.claims]
+    progress = bool(cfg.get("progress", False))
+    result = StudyResult(titles=dict(TITLES))
+    runtime: dict[str, Any] = {
+        "claims": len(claims),
+        "s1_claims": len(s1_pos) if has_s1 else 0,
+        "judged_claims": len(judged) if cfg.get("judges") else 0,
+    }
+
+    s1 = None
+    if has_s1:
+        det = instantiate(cfg.span_detector, _convert_="all")
+        out = det.score(
+            [questions[i] for i in s1_pos],
+            [claims[i].text for i in s1_pos],
+            [list(claims[i].passages) for i in s1_pos],
+            progress,
+        )
+        s1 = (det.name, det.weights_tag(), s1_pos, det.labels(out.shares[det.threshold]))
+        runtime["span_detector"] = {**det.describe(), "seconds": round(out.seconds, 3)}
+        result.tags["s1_weights"] = det.weights_tag()
+    judge_labels: dict[str, np.ndarray] = {}
+    verdicts: dict[str, list[dict]] = {}
+    for name, node in (cfg.get("judges") or {}).items():
+        judge = instantiate(node, _convert_="all")
+        items = [(questions[i], claims[i].text, list(claims[i].passages)) for i in judged]
+        got = judge.judge_many(items, progress=progress, total=len(items))
+        judge_labels[name] = np.array([v.label for v in got], dtype=object)
+        verdicts[name] = [
+            {"claim": pt.claim_key(responses, owner, i), **pt.verdict_record(v)}
+            for i, v in zip(judged, got, strict=True)
+        ]
+        runtime.setdefault("judges", {})[name] = {
+            **judge.describe(),
+            "seconds": round(float(sum(v.seconds for v in got)), 3),
+            "abstained": int(sum(v.abstained for v in got)),
+        }
+    systems = pl.system_labels(s1, judge_labels, judged)
+    log.info(
+        "hri_predicted: %d responses (%d judged), %d claims (%d judged), %d systems",
+        len(responses),
+        len(judged_resp),
+        len(claims),
+        len(judged),
+        len(systems),
+    )
+
+    ref_name = f"reference: {params.collection} labels"
+    rows: dict[str, tuple[list[int], list[Response]]] = {
+        f"reference: {t} labels": (list(range(len(responses))), rs) for t, rs in references.items()
+    }
+    for row, (positions, labels) in systems.items():
+        covered = sorted({int(owner[p]) for p in positions})
+        rows[row] = (covered, pl.relabel([responses[i] for i in covered], labels, mapping))
+    scored = {
+        row: {i: score_response(r, config) for i, r in zip(cov, rs, strict=True)}
+        for row, (cov, rs) in rows.items()
+    }
+    y_all = np.array([r.outcome for r in responses], dtype=np.float64)
+    summary: dict[str, Any] = {"scopes": {}, "verdict_labels": mapping}
+    scopes = [("", list(range(len(responses))))]
+    if has_s1 and len(s1_resp) < len(responses):
+        scopes.append(("_s1", s1_resp))
+    if judge_labels and len(judged_resp) < len(scopes[-1][1]):
+        scopes.append(("_judged", judged_resp))
+    for si, (suffix, members) in enumerate(scopes):
+        summary["scopes"][suffix or "every response"] = pt.scope_tables(
+            result,
+            suffix,
+            members,
+            y_all,
+            scored,
+            responses,
+            ref_name,
+            params.aggregations,
+            boot,
+            [boot.seed, si],
+        )
+    pt.label_table(result, systems, responses, params.collection, references)
+    result.scores = pt.scores_frame(responses, scored, params.aggregations)
+    result.runtime["hri_predicted"] = runtime
+    summary.update(
+        {
+            "collection": params.collection,
+            "responses": len(responses),
+            "claims": len(claims),
+            "s1_responses": [responses[i].response_id for i in s1_resp] if has_s1 else [],
+            "s1_claims": runtime["s1_claims"],
+            "judged_responses": [responses[i].response_id for i in judged_resp]
+            if judge_labels
+            else [],
+            "judged_claims": runtime["judged_claims"],
+            "bootstrap": {"n_resamples": boot.n_resamples, "level": boot.level, "seed": boot.seed},
+            "data": {"name": data.name, "fingerprint": data.fingerprint},
+        }
+    )
+    result.extra["hri_predicted_summary.json"] = summary
+    result.extra["hri_predicted_claims.json"] = pt.claims_json(responses, owner, systems)
+    if params.keep_outputs and verdicts:
+        result.extra["hri_predicted_verdicts.json"] = verdicts
+    result.tags.update(
+        {
+            "collection": params.collection,
+            "judges": ",".join(judge_labels),
+            "s1_claims": str(runtime["s1_claims"]),
+            "judged_claims": str(runtime["judged_claims"]),
+        }
+    )
+    return result
+
+
+def figures(cells: pd.DataFrame) -> dict[str, Any]:
+    """AUROC with intervals per (system x aggregation), one figure per scope, from cells."""
+    out = {}
+    for suffix, what in SCOPES:
+        table = f"hri_predicted_ranking{suffix}"
+        if (cells["table"] == table).any():
+            out[f"hri_predicted_auroc{suffix}"] = metric_grid_figure(
+                cells, table, "AUROC", f"HRI from predicted claim labels: AUROC, {what}"
+            )
+    return out
