@@ -50,6 +50,7 @@ from runner.claims.aggregation import AGGREGATIONS
 from runner.claims.calibration_figures import metric_grid_figure
 from runner.claims.hri import Response, score_response
 from runner.claims.hri_config import load_hri_config
+from runner.claims.judges.cache import AnswerCache
 from runner.data.base import LoadedData
 from runner.errors import ConfigError
 from runner.results import StudyResult
@@ -163,10 +164,14 @@ def run(cfg: DictConfig, data: LoadedData, params: Params) -> StudyResult:
         result.tags["s1_weights"] = det.weights_tag()
     judge_labels: dict[str, np.ndarray] = {}
     verdicts: dict[str, list[dict]] = {}
+    # The claim study's answer cache: answers keyed by model hash, prompt and decoding are
+    # shared with it (and with earlier runs of this study); memory only without a cache dir.
+    cache_dir = (cfg.get("paths") or {}).get("cache_dir")
+    cache = AnswerCache(f"{cache_dir}/judges" if cache_dir else None)
     for name, node in (cfg.get("judges") or {}).items():
         judge = instantiate(node, _convert_="all")
         items = [(questions[i], claims[i].text, list(claims[i].passages)) for i in judged]
-        got = judge.judge_many(items, progress=progress, total=len(items))
+        got = judge.judge_many(items, progress=progress, cache=cache)
         judge_labels[name] = np.array([v.label for v in got], dtype=object)
         verdicts[name] = [
             {"claim": pt.claim_key(responses, owner, i), **pt.verdict_record(v)}
