@@ -127,13 +127,14 @@ def test_rq5_fills_every_cell_for_every_source_and_budget_of_the_sample(tmp_path
 
 
 def test_make_tables_redraws_from_logged_outputs_and_writes_the_report(tmp_path, data_dir):
-    run_experiment(tmp_path, "rq3_operating_points", "bootstrap=fast")
+    outcome = run_experiment(tmp_path, "rq3_operating_points", "bootstrap=fast")
+    figure = outcome.output_dir / "figures" / "fig4_operating_curves.png"
     experiments = tmp_path / "experiments"
     (experiments / "ragscope").mkdir(parents=True)
     (experiments / "ragscope" / "published.csv").write_bytes(
         (ROOT / "experiments" / "ragscope" / "published.csv").read_bytes()
     )
-    (tmp_path / "rq3_operating_points" / "figures" / "fig4_operating_curves.png").unlink()
+    figure.unlink()
     done = subprocess.run(
         [
             sys.executable,
@@ -148,6 +149,6 @@ def test_make_tables_redraws_from_logged_outputs_and_writes_the_report(tmp_path,
         check=True,
     )
     assert "rq3_operating_points" in done.stdout
-    assert (tmp_path / "rq3_operating_points" / "figures" / "fig4_operating_curves.png").exists()
+    assert figure.exists()
     report = (experiments / "ragscope" / "REPRODUCTION.md").read_text()
     assert "| table6 | Combined / ragscope_e | review precision@10% |" in report
