@@ -165,3 +165,22 @@ def test_reproduction_settings_are_the_experiment_config_composed_afresh():
     run = LoggedRun("rq1_cheap_signals", "rq1_cheap_signals", Path("."), OURS, manifest)
     assert setting_differences(run) == [("bootstrap.n_resamples", 20, 1000)]
     assert reproduction_settings("no_such_experiment") is None
+
+
+def test_a_setting_the_run_predates_counts_as_unset_when_the_reproduction_leaves_it_null():
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from runner.config import register_configs
+    from runner.paths import PROJECT_ROOT
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(PROJECT_ROOT / "conf"), version_base="1.3"):
+        cfg = compose("config", overrides=["experiment=rq1_cheap_signals"])
+    config = OmegaConf.to_container(cfg, resolve=True)
+    assert config["dataset"]["limit"] is None
+    del config["dataset"]["limit"]
+    run = LoggedRun("rq1_cheap_signals", "rq1_cheap_signals", Path("."), OURS, {"config": config})
+    assert setting_differences(run) == []
+    config["dataset"]["limit"] = 600
+    assert setting_differences(run) == [("dataset.limit", 600, None)]

@@ -240,12 +240,13 @@ def setting_differences(
     if wanted is None:
         return None
     have = settings(run.manifest.get("config") or {})
-    missing = object()
     out = []
+    # A null setting means "not set": a run logged before a key existed equals one that
+    # leaves it null.
     for key in sorted(set(have) | set(wanted)):
-        a, b = have.get(key, missing), wanted.get(key, missing)
+        a, b = have.get(key), wanted.get(key)
         if a != b:
-            out.append((key, None if a is missing else a, None if b is missing else b))
+            out.append((key, a, b))
     return out
 
 
