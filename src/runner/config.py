@@ -85,14 +85,11 @@ SCHEMA_MODULES: tuple[str, ...] = (
     "runner.data.config",
     "runner.evaluation.config",
     "runner.gates.config",
-    "runner.claims.hri_config",
-    "runner.data.claims",
-    "runner.data.rag_file",
+    "runner.hri.config",
     "runner.claims.judges.config",
     "runner.claims.span_detector",
     "runner.verifiers.config",
     "runner.routing.config",
-    "runner.routing.audit",
 )
 
 

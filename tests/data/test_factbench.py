@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.claims.claims_file import FRAME_COLUMNS, responses_from_frame
 from runner.data.factbench import COLLECTIONS, load_factbench
+from runner.data.hri_claims import FRAME_COLUMNS, responses_from_frame
 from runner.errors import ConfigError, DataError, DataNotFoundError
 
 

@@ -396,7 +396,7 @@ def composed(*overrides: str):
 
     import runner.claims.judges.config as judge_conf
     import runner.claims.span_detector as span_conf
-    import runner.data.claims as data_conf
+    import runner.data.config as data_conf
     import runner.verifiers.config as verifier_conf
     from runner.config import register_configs
 

@@ -15,10 +15,10 @@ from hydra.utils import instantiate
 from omegaconf import OmegaConf
 from sklearn.metrics import average_precision_score, cohen_kappa_score, roc_auc_score, roc_curve
 
-from runner.claims import calibration as cal
-from runner.claims.aggregation import AGGREGATIONS
-from runner.claims.claims_file import load_hri_claims
+from runner.data.hri_claims import load_hri_claims
 from runner.errors import ConfigError, DataError
+from runner.evaluation import calibration as cal
+from runner.hri.aggregation import AGGREGATIONS
 from runner.studies import hri_calibration as hc
 
 from .test_hri_example import compose_experiment, hri_dict

@@ -17,9 +17,9 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-from runner.claims.claims_file import load_hri_claims
-from runner.claims.hri_config import SCHEMAS
+from runner.data.hri_claims import load_hri_claims
 from runner.errors import ConfigError
+from runner.hri.config import SCHEMAS
 from runner.studies import hri_example
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -141,7 +141,7 @@ def compose_experiment(tmp_path: Path, experiment: str, overrides: list[str] = (
 def test_experiment_config_composes_and_runs(tmp_path):
     cfg = compose_experiment(tmp_path, "hri_example")
     assert cfg.experiment == "hri_example" and cfg.study.name == "hri_example"
-    assert cfg.dataset._target_ == "runner.claims.claims_file.load_hri_claims"
+    assert cfg.dataset._target_ == "runner.data.hri_claims.load_hri_claims"
     data = instantiate(cfg.dataset, _convert_="all")
     params = OmegaConf.to_object(
         OmegaConf.merge(OmegaConf.structured(hri_example.Params), cfg.study.params)

@@ -13,9 +13,9 @@ from omegaconf import OmegaConf
 from sklearn.metrics import roc_auc_score
 from tests.claims.judges.conftest import tiny_models
 
-from runner.claims.aggregation import AGGREGATIONS
-from runner.claims.claims_file import load_hri_claims
+from runner.data.hri_claims import load_hri_claims
 from runner.errors import ConfigError
+from runner.hri.aggregation import AGGREGATIONS
 from runner.studies import hri_predicted as hp
 
 from .test_hri_example import hri_dict

@@ -26,7 +26,7 @@ from itertools import combinations
 
 import numpy as np
 
-from runner.claims.labels import YELLOW, check_labels, from_severity, severity
+from runner.data.claim_labels import YELLOW, check_labels, from_severity, severity
 
 
 def _stack(members: Sequence[Sequence[str]]) -> np.ndarray:

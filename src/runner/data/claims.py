@@ -17,7 +17,7 @@ Canonical claim frame, one row per *verification unit*:
   claim's label (see `load_wice_oracle`). A study scores units and combines them per claim.
 
 The flag task: a claim is *flagged* by a system that says yellow or red; the positives are
-the yellow + red claims (`runner.claims.labels`). The user format is documented in
+the yellow + red claims (`runner.data.claim_labels`). The user format is documented in
 ``docs/claims_format.md``.
 """
 
@@ -26,14 +26,11 @@ from __future__ import annotations
 import hashlib
 import numbers
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pandas as pd
-from omegaconf import MISSING
 
-from runner.claims.labels import LABELS, SEVERITY, to_label
 from runner.data.base import (
     IssueLog,
     LoadedData,
@@ -42,11 +39,11 @@ from runner.data.base import (
     frame_fingerprint,
     read_jsonl,
 )
+from runner.data.claim_labels import LABELS, SEVERITY, to_label
 from runner.errors import ConfigError, DataError, DataNotFoundError
 from runner.paths import data_dir as default_data_dir
 
 # OmegaConf reads the config annotations at runtime and does not understand `X | None`.
-# ruff: noqa: UP045
 
 LOADER_VERSION = 1
 """Bump when a mapping changes, so fingerprints (and caches keyed on them) change too."""
@@ -105,52 +102,6 @@ _HOW_TO_FCB = (
     "path=...). Get subtasks/subtask3_claim_evidence_stance.jsonl from "
     "https://github.com/yuxiaw/Factcheck-GPT (Apache-2.0)."
 )
-
-
-@dataclass
-class WiceConf:
-    """Parameters of `load_wice` (full cited-article evidence)."""
-
-    _target_: str = "runner.data.claims.load_wice"
-    name: str = "wice"
-    split: str = "test"
-    path: Optional[str] = None
-    limit: Optional[int] = None
-    data_dir: Optional[str] = None
-
-    def __post_init__(self) -> None:
-        check_split_file(self.name, self.split, self.path, WICE_SPLITS)
-
-
-@dataclass
-class WiceOracleConf(WiceConf):
-    """Parameters of `load_wice_oracle` (oracle evidence chunks, several per claim)."""
-
-    _target_: str = "runner.data.claims.load_wice_oracle"
-    name: str = "wice_oracle"
-
-
-@dataclass
-class FactcheckStanceConf:
-    """Parameters of `load_factcheck_stance` (claim-evidence stance pairs)."""
-
-    _target_: str = "runner.data.claims.load_factcheck_stance"
-    name: str = "factcheck_stance"
-    irrelevant: str = "exclude"
-    path: Optional[str] = None
-    limit: Optional[int] = None
-    data_dir: Optional[str] = None
-
-
-@dataclass
-class ClaimsJsonlConf:
-    """Parameters of `load_claims_jsonl` (a user's own claim file)."""
-
-    _target_: str = "runner.data.claims.load_claims_jsonl"
-    name: str = "claims_jsonl"
-    path: str = MISSING
-    limit: Optional[int] = None
-    skip_invalid: bool = False
 
 
 # --------------------------------------------------------------------------- validation
@@ -743,12 +694,3 @@ def _user_row(rec: dict, file: Path, line: int, issues: IssueLog) -> dict | None
     if "criticality" in rec:
         row["criticality"] = int(rec["criticality"])
     return row
-
-
-SCHEMAS: list[tuple[str, str, str]] = [
-    ("dataset", "wice_schema", "runner.data.claims:WiceConf"),
-    ("dataset", "wice_oracle_schema", "runner.data.claims:WiceOracleConf"),
-    ("dataset", "factcheck_stance_schema", "runner.data.claims:FactcheckStanceConf"),
-    ("dataset", "claims_jsonl_schema", "runner.data.claims:ClaimsJsonlConf"),
-]
-"""(group, name, "module:Class") for `runner.config.register_configs` (``SCHEMA_MODULES``)."""

@@ -50,12 +50,9 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner.claims.claims_file import responses_to_frame
-from runner.claims.hri import Claim, LabelAssignment, Response
 from runner.data.base import (
     LoadedData,
     fingerprint_files,
@@ -63,6 +60,8 @@ from runner.data.base import (
     sha256_file,
     text_lines,
 )
+from runner.data.hri_claims import responses_to_frame
+from runner.data.hri_records import Claim, LabelAssignment, Response
 from runner.errors import ConfigError, DataError, DataNotFoundError
 from runner.paths import data_dir as default_data_dir
 
@@ -92,17 +91,6 @@ _HOW_TO = (
 )
 
 
-@dataclass
-class FactbenchConf:
-    """Dataset schema for ``conf/dataset/factbench.yaml`` (register as ``factbench_schema``)."""
-
-    _target_: str = "runner.data.factbench.load_factbench"
-    path: str | None = None
-    collections: list[str] = field(default_factory=lambda: list(COLLECTIONS))
-    importance_criticality: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_IMPORTANCE))
-    name: str = "factbench"
-
-
 def load_factbench(
     path: str | None = None,
     collections: Sequence[str] = COLLECTIONS,
@@ -126,7 +114,7 @@ def load_factbench(
     Returns
     -------
     LoadedData
-        Frame as in `runner.claims.claims_file` (``task`` = collection, ``source`` =
+        Frame as in `runner.data.hri_claims` (``task`` = collection, ``source`` =
         Factbench source); ``info`` holds per-collection counts and ``excluded`` reasons.
 
     Raises

@@ -21,13 +21,11 @@ from __future__ import annotations
 import json
 import numbers
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from omegaconf import MISSING
 
 from runner.data.base import (
     IssueLog,
@@ -43,7 +41,6 @@ from runner.data.base import (
 from runner.errors import ConfigError, DataError, DataNotFoundError
 
 # OmegaConf reads the config annotations at runtime and does not understand `X | None`.
-# ruff: noqa: UP045
 
 LOADER_VERSION = 1
 """Bump when a mapping changes, so fingerprints (and caches keyed on them) change too."""
@@ -66,24 +63,6 @@ SUFFIXES = (".jsonl", ".csv", ".parquet")
 
 POSITIVE = ("1", "true", "hallucinated", "fail")
 NEGATIVE = ("0", "false", "faithful", "pass")
-
-
-@dataclass
-class RagFileConf:
-    """Parameters of `load_rag_file` (see its docstring)."""
-
-    _target_: str = "runner.data.rag_file.load_rag_file"
-    name: str = "rag_file"
-    path: str = MISSING
-    columns: dict[str, str] = field(default_factory=dict)
-    extra_columns: str = "error"
-    limit: Optional[int] = None
-    skip_invalid: bool = False
-
-
-SCHEMAS: list[tuple[str, str, str]] = [
-    ("dataset", "rag_file_schema", "runner.data.rag_file:RagFileConf"),
-]
 
 
 def parse_label(value: Any) -> int | None:

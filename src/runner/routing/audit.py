@@ -14,31 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-from omegaconf import MISSING
 
 from runner.data.base import IssueLog, LoadedData, as_id, fingerprint_files, frame_fingerprint
 from runner.data.rag_file import parse_label, read_records
 from runner.errors import ConfigError, DataError, DataNotFoundError
 
 SCOPES = ("marked", "accepted")
-
-
-@dataclass
-class AuditLabelsConf:
-    """Parameters of `load_audit_labels`."""
-
-    _target_: str = "runner.routing.audit.load_audit_labels"
-    name: str = "audit_labels"
-    decisions: str = MISSING
-    labels: str = MISSING
-    scope: str = "marked"
-    id_column: str = "id"
-    label_column: str = "label"
-
-
-SCHEMAS: list[tuple[str, str, str]] = [
-    ("dataset", "audit_labels_schema", "runner.routing.audit:AuditLabelsConf"),
-]
 
 
 def load_audit_labels(

@@ -46,8 +46,8 @@ from runner.claims.ensembles import (
     vote_rule,
 )
 from runner.claims.judges.cache import AnswerCache
-from runner.claims.labels import GREEN, LABELS, SEVERITY, is_flagged
 from runner.claims.meta import MetaClaimDetector
+from runner.data.claim_labels import GREEN, LABELS, SEVERITY, is_flagged
 from runner.errors import ConfigError, DataError
 from runner.evaluation.metrics import auroc
 from runner.paths import artifacts_dir

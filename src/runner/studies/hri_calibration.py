@@ -10,7 +10,7 @@ file whose responses carry ``outcome`` works too). Collections are never pooled.
 
 Measured vs true by construction. A ranking only says something about the index when the
 outcome was not itself defined from the claim labels the index reads. Every scope (a
-collection, and each source within it) is tested with `runner.claims.construction`: when
+collection, and each source within it) is tested with `runner.hri.construction`: when
 its outcome is a function of its claim labels that a severity-threshold label rule reproduces ("any
 claim not true", ...), its AUROC / AP are 1 by construction. Such scopes go to the
 sanity table ``hri_sanity_ranking`` only; the headline tables (ranking, deltas, bands,
@@ -30,13 +30,13 @@ several sources, each with both classes; band tables per ``<collection>/<aggrega
 - ``hri_sanity_ranking``: the same AUROC / AP for by-construction scopes.
 - ``hri_band_rates``, ``hri_operating_points``, ``hri_suggested_cutoffs``,
   ``hri_cost_sweep``, ``hri_roc_curve``, ``hri_pr_curve``: see
-  `runner.claims.calibration_tables` — independent collections only, so band cut-offs
+  `runner.hri.calibration_tables` — independent collections only, so band cut-offs
   are suggested only from rows whose outcome the index did not read.
 - ``hri_label_agreement``: where two collections label the same claims (gold vs
-  evidence-stance labels), kappa, alpha, agreement (`runner.claims.label_agreement`).
+  evidence-stance labels), kappa, alpha, agreement (`runner.hri.label_agreement`).
 
 Bootstrap: ``cfg.bootstrap.n_resamples`` / ``level`` / ``seed`` (``seed`` null → ``cfg.seed``),
-rules in `runner.claims.calibration`. Thresholds are chosen in-sample (there is no
+rules in `runner.evaluation.calibration`. Thresholds are chosen in-sample (there is no
 held-out split); read them as what the data suggests, not as validated cut-offs.
 """
 
@@ -48,16 +48,17 @@ from typing import Any
 import pandas as pd
 from omegaconf import DictConfig
 
-from runner.claims import calibration_tables as ct
-from runner.claims.aggregation import AGGREGATIONS
-from runner.claims.calibration_figures import roc_pr_figures
-from runner.claims.calibration_scopes import calibrate_collection
-from runner.claims.claims_file import responses_from_frame
-from runner.claims.hri import HRIResult, Response, score_response
-from runner.claims.hri_config import load_hri_config
-from runner.claims.label_agreement import collection_agreement
 from runner.data.base import LoadedData
+from runner.data.hri_claims import responses_from_frame
+from runner.data.hri_records import Response
 from runner.errors import ConfigError, DataError
+from runner.hri import calibration_tables as ct
+from runner.hri.aggregation import AGGREGATIONS
+from runner.hri.calibration_scopes import calibrate_collection
+from runner.hri.config import load_hri_config
+from runner.hri.label_agreement import collection_agreement
+from runner.hri.scoring import HRIResult, score_response
+from runner.reporting.hri_figures import roc_pr_figures
 from runner.results import StudyResult
 
 SANITY = "SANITY CHECK, not a measurement"
@@ -92,7 +93,7 @@ class Params:
     Attributes
     ----------
     aggregations : list of str
-        Aggregations to compare (`runner.claims.aggregation.AGGREGATIONS`).
+        Aggregations to compare (`runner.hri.aggregation.AGGREGATIONS`).
     baseline : str
         Aggregation the deltas are taken against.
     cost_missed, cost_review : float

@@ -4,7 +4,7 @@ Why: the worked example is the one published set of HRI numbers — six claims, 
 s_F = s_C = 3/11, s_U = s_O = 1.5/11, s_P = 1.2/11, s_S = 0.75/11, s_H = 0,
 HRI_add = 0.175 and, because claim 3 is a high-criticality contradiction, HRI* = 0.70
 (band High). Reproducing it from the claims file (``experiments/hri/supplier_contract.yaml``,
-loaded by `runner.claims.claims_file.load_hri_claims`) with the constants of
+loaded by `runner.data.hri_claims.load_hri_claims`) with the constants of
 ``conf/hri/default.yaml`` shows that data, config and scorer agree with the paper; the
 published values to compare with are in ``experiments/hri/published.csv``.
 
@@ -27,12 +27,12 @@ from dataclasses import dataclass
 import pandas as pd
 from omegaconf import DictConfig
 
-from runner.claims.aggregation import AGGREGATIONS
-from runner.claims.claims_file import responses_from_frame
-from runner.claims.hri import score_response
-from runner.claims.hri_config import load_hri_config
 from runner.data.base import LoadedData
+from runner.data.hri_claims import responses_from_frame
 from runner.errors import ConfigError
+from runner.hri.aggregation import AGGREGATIONS
+from runner.hri.config import load_hri_config
+from runner.hri.scoring import score_response
 from runner.results import StudyResult
 
 PAPER = "hri"
@@ -68,7 +68,7 @@ def run(cfg: DictConfig, data: LoadedData, params: Params) -> StudyResult:
     cfg : DictConfig
         Composed config; uses ``cfg.hri``.
     data : LoadedData
-        Claim-level frame from `runner.claims.claims_file.load_hri_claims`.
+        Claim-level frame from `runner.data.hri_claims.load_hri_claims`.
     params : Params
 
     Returns

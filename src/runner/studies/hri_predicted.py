@@ -3,7 +3,7 @@
 Why: seed 001 describes a deployment where claims are labelled by a verifier, not by
 annotators. This study runs the claim-verification systems of seed 004 (S1 span
 detector, each LLM judge, S3 AND / S4 vote / S5 cascade, cross-judge combinations; see
-`runner.claims.predicted_labels`) on the Factcheck-Bench claims that have a response-level
+`runner.hri.predicted_labels`) on the Factcheck-Bench claims that have a response-level
 human outcome and retrieved evidence (the factcheck-GPT tree: 92 responses, 661
 check-worthy claims; Factbench.jsonl's claims come without passages, so no verifier can
 judge them), maps each verdict to an HRI label (``verdict_labels``), scores every
@@ -43,16 +43,18 @@ import pandas as pd
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from runner.claims import calibration_tables as ct
-from runner.claims import predicted_labels as pl
-from runner.claims import predicted_tables as pt
-from runner.claims.aggregation import AGGREGATIONS
-from runner.claims.calibration_figures import metric_grid_figure
-from runner.claims.hri import Response, score_response
-from runner.claims.hri_config import load_hri_config
 from runner.claims.judges.cache import AnswerCache
+from runner.claims.systems import system_labels
 from runner.data.base import LoadedData
+from runner.data.hri_records import Response
 from runner.errors import ConfigError
+from runner.hri import calibration_tables as ct
+from runner.hri import predicted_labels as pl
+from runner.hri import predicted_tables as pt
+from runner.hri.aggregation import AGGREGATIONS
+from runner.hri.config import load_hri_config
+from runner.hri.scoring import score_response
+from runner.reporting.hri_figures import metric_grid_figure
 from runner.results import StudyResult
 
 # OmegaConf reads the Params annotations at runtime and does not understand `X | None`.
@@ -89,7 +91,7 @@ class Params:
         The collection (``task``) whose claims, passages, criticalities and outcomes are
         used; its own labels are the reference the deltas are taken against.
     verdict_labels : dict
-        green / yellow / red → HRI label (`runner.claims.predicted_labels`).
+        green / yellow / red → HRI label (`runner.hri.predicted_labels`).
     s1_responses : int or None
         Responses whose claims S1 labels (None = all; a seeded, outcome-stratified
         sample otherwise, for machines where even S1 is slow).
@@ -182,7 +184,7 @@ def run(cfg: DictConfig, data: LoadedData, params: Params) -> StudyResult:
             "seconds": round(float(sum(v.seconds for v in got)), 3),
             "abstained": int(sum(v.abstained for v in got)),
         }
-    systems = pl.system_labels(s1, judge_labels, judged)
+    systems = system_labels(s1, judge_labels, judged)
     log.info(
         "hri_predicted: %d responses (%d judged), %d claims (%d judged), %d systems",
         len(responses),

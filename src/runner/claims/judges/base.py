@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 from runner.claims.judges.cache import AnswerCache, CacheStats, answer_fields, answer_key
 from runner.claims.judges.parsing import REPAIR_MESSAGE, parse_verdict
 from runner.claims.judges.prompts import PROMPT_VERSION, PROMPTS, build_messages
-from runner.claims.labels import YELLOW
+from runner.data.claim_labels import YELLOW
 from runner.errors import ConfigError, RunnerError
 
 REPAIR_MODES = ("reask", "prefill", "none")

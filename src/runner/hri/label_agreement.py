@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from runner.claims import calibration as cal
-from runner.claims.agreement import cohen_kappa, krippendorff_alpha
+from runner.evaluation import calibration as cal
+from runner.evaluation.agreement import cohen_kappa, krippendorff_alpha
 from runner.results import StudyResult
 
 TABLE = "hri_label_agreement"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from runner.claims.claims_file import responses_to_frame
-from runner.claims.hri import Claim, LabelAssignment, Response
-from runner.claims.predicted_tables import collection_responses
 from runner.data.base import LoadedData
+from runner.data.hri_claims import responses_to_frame
+from runner.data.hri_records import Claim, LabelAssignment, Response
 from runner.errors import ConfigError, DataError
+from runner.hri.predicted_tables import collection_responses
 
 
 def resp(task: str, label: str, row: int, y: int | None) -> Response:

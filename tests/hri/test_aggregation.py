@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runner.claims import aggregation as agg
+from runner.hri import aggregation as agg
 
 W = {"F": 0.5, "U": 0.3, "H": 0.2}
 

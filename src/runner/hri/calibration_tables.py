@@ -3,7 +3,7 @@
 Why a module of its own: two studies calibrate an HRI against known outcomes — with the
 claim labels a data set ships (`runner.studies.hri_calibration`) and with labels predicted
 by claim verifiers (`runner.studies.hri_predicted`) — and both must compute every cell the
-same way. The metric machinery is `runner.claims.calibration`; this module turns it into
+same way. The metric machinery is `runner.evaluation.calibration`; this module turns it into
 `StudyResult` cells: AUROC / AP with bootstrap intervals and paired deltas, outcome rates
 per provisional band (Wilson intervals), provisional and cost-optimal operating points
 (with an out-of-bag cost), data-suggested band cut-offs, a cost-ratio sweep and the curve
@@ -21,10 +21,10 @@ import numpy as np
 from omegaconf import DictConfig
 from scipy.stats import norm
 
-from runner.claims import calibration as cal
-from runner.claims.hri import band_for
-from runner.claims.hri_config import HRIConfig
 from runner.errors import ConfigError
+from runner.evaluation import calibration as cal
+from runner.hri.config import HRIConfig
+from runner.hri.scoring import band_for
 from runner.results import StudyResult
 
 METRICS = ("AUROC", "AP")
@@ -73,7 +73,7 @@ class Targets:
 
 def check_aggregations(aggregations: Sequence[str], baseline: str) -> None:
     """Known, distinct aggregations and a baseline among them (ConfigError otherwise)."""
-    from runner.claims.aggregation import AGGREGATIONS
+    from runner.hri.aggregation import AGGREGATIONS
 
     unknown = [a for a in aggregations if a not in AGGREGATIONS]
     if unknown or not aggregations:
@@ -111,7 +111,7 @@ def bootstrap_settings(cfg: DictConfig) -> Boot:
 
 
 def interval(values: np.ndarray, level: float) -> tuple[float, float]:
-    """Percentile interval (`runner.claims.calibration.percentile_interval`)."""
+    """Percentile interval (`runner.evaluation.calibration.percentile_interval`)."""
     return cal.percentile_interval(values, level)
 
 
@@ -156,7 +156,7 @@ def ranking_cells(
     scores : mapping name -> array
         One score per response for each aggregation (or system).
     weights : ndarray, shape (n_resamples, n)
-        Bootstrap multiplicities (`runner.claims.calibration.bootstrap_weights`), shared
+        Bootstrap multiplicities (`runner.evaluation.calibration.bootstrap_weights`), shared
         by every score so differences are paired.
     level : float
     baseline, delta_table : str, optional

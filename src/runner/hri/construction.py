@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from runner.claims.hri import Response
+from runner.data.hri_records import Response
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ def outcome_construction(
     responses : sequence of Response
         Each with an outcome (0/1).
     contributions : mapping label -> float
-        The HRI contribution m of every label (`runner.claims.hri_config.HRIConfig`); the
+        The HRI contribution m of every label (`runner.hri.config.HRIConfig`); the
         severity order of the threshold rules.
 
     Returns

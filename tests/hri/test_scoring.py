@@ -9,17 +9,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from runner.claims.feedback import FeedbackEvent
-from runner.claims.hri import (
+from runner.data.hri_records import (
     Claim,
+    FeedbackEvent,
     LabelAssignment,
     Response,
-    band_for,
     claim_from_mapping,
-    score_response,
 )
-from runner.claims.hri_config import HRIConfig, load_hri_config
 from runner.errors import DataError
+from runner.hri.config import HRIConfig, load_hri_config
+from runner.hri.scoring import band_for, score_response
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 AS_OF = datetime(2026, 7, 1, tzinfo=UTC)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runner.claims.construction import outcome_construction
-from runner.claims.hri import Claim, LabelAssignment, Response
+from runner.data.hri_records import Claim, LabelAssignment, Response
+from runner.hri.construction import outcome_construction
 
 SEVERITY = {
     "SUPPORTED": 0.0,

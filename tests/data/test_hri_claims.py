@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from runner.claims.claims_file import (
+from runner.data.hri_claims import (
     DEFAULT_CLAIMS_FILE,
     FRAME_COLUMNS,
     load_hri_claims,

@@ -11,7 +11,7 @@ K = {F, C, U, O, S, P, H}; then
     HRI*(r)    = max(HRI_add(r), max_i φ(c_i))                  (safety floors)
 
 and HRI* on the 0–100 scale selects a risk band and its action (release, caution, review,
-block). Every constant comes from `runner.claims.hri_config` (``conf/hri/default.yaml``).
+block). Every constant comes from `runner.hri.config` (``conf/hri/default.yaml``).
 
 Conventions fixed here (the seed leaves them open):
 
@@ -38,78 +38,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
-from runner.claims import aggregation
-from runner.claims.feedback import FeedbackEvent, FeedbackScore, event_from_mapping, parse_time
-from runner.claims.feedback import feedback_score as _feedback_score
-from runner.claims.hri_config import BandConf, FloorConf, HRIConfig
+from runner.data.hri_records import Claim, LabelAssignment, Response, check_structure, source_of
 from runner.errors import DataError
-
-
-@dataclass(frozen=True)
-class LabelAssignment:
-    """One label on one claim; `dimensions` None means the label's default dimensions."""
-
-    label: str
-    dimensions: tuple[str, ...] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-serialisable form."""
-        return {
-            "label": self.label,
-            "dimensions": None if self.dimensions is None else list(self.dimensions),
-        }
-
-
-@dataclass(frozen=True)
-class Claim:
-    """An atomic claim with its labels, criticality and validated feedback.
-
-    `file` and `row` say where the claim was read, for error messages.
-    """
-
-    claim_id: str
-    labels: tuple[LabelAssignment, ...]
-    criticality: int = 1
-    feedback: tuple[FeedbackEvent, ...] = ()
-    text: str = ""
-    passages: tuple[str, ...] = ()
-    category: str = ""
-    file: str = ""
-    row: int | str = ""
-
-    def label_names(self) -> tuple[str, ...]:
-        """The claim's label names, in file order."""
-        return tuple(a.label for a in self.labels)
-
-
-@dataclass(frozen=True)
-class Response:
-    """A response decomposed into claims, with what is needed to score its feedback.
-
-    Attributes
-    ----------
-    as_of : datetime or None
-        Scoring time for feedback ages; required when any claim has feedback.
-    n_reviewed : int
-        N_reviewed of the s_H formula (0 and 1 are equivalent).
-    outcome : int or None
-        Known outcome for calibration: 1 = the response was unfaithful / hallucinated.
-    """
-
-    response_id: str
-    claims: tuple[Claim, ...]
-    question: str = ""
-    answer: str = ""
-    as_of: datetime | None = None
-    n_reviewed: int = 0
-    outcome: int | None = None
-    source: str = ""
-    task: str = ""
-    file: str = ""
-    row: int | str = ""
+from runner.hri import aggregation
+from runner.hri.config import BandConf, FloorConf, HRIConfig
+from runner.hri.feedback import FeedbackScore
+from runner.hri.feedback import feedback_score as _feedback_score
 
 
 @dataclass(frozen=True)
@@ -169,7 +105,7 @@ class HRIResult:
     band, action : str
         Risk band of HRI* and its recommended action; `band_ordinal` is its 1-based position.
     aggregations : dict
-        Every variant of `runner.claims.aggregation.AGGREGATIONS`.
+        Every variant of `runner.hri.aggregation.AGGREGATIONS`.
     """
 
     response_id: str
@@ -280,330 +216,6 @@ class HRIResult:
         }
 
 
-# --------------------------------------------------------------------------- parsing
-
-CLAIM_KEYS = ("claim_id", "text", "labels", "criticality", "feedback", "passages", "category")
-RESPONSE_KEYS = (
-    "response_id",
-    "question",
-    "answer",
-    "as_of",
-    "n_reviewed",
-    "outcome",
-    "source",
-    "task",
-    "claims",
-)
-
-
-def claim_from_mapping(raw: Any, file: str, row: str) -> Claim:
-    """Read one claim from a claims-file mapping.
-
-    Keys: ``claim_id`` (required), ``labels`` (required: a non-empty list of label names
-    or ``{label: NAME, dimensions: [..]}`` mappings), ``criticality`` (integer ≥ 1,
-    default 1), ``feedback`` (list of events, see `runner.claims.feedback`), ``text``,
-    ``passages``, ``category``. Label names are matched case-insensitively and stored
-    upper-case; whether they are known is checked against the config by `check_response`.
-
-    Raises
-    ------
-    DataError
-        Naming `file`, `row` and the field.
-    """
-    if not isinstance(raw, dict):
-        raise DataError(f"a claim must be a mapping, got {raw!r}", file=file, row=row)
-    unknown = sorted(set(raw) - set(CLAIM_KEYS))
-    if unknown:
-        raise DataError(
-            f"unknown key(s) {unknown}; allowed: {list(CLAIM_KEYS)}", file=file, row=row
-        )
-    cid = raw.get("claim_id")
-    if isinstance(cid, bool) or not isinstance(cid, (str, int)) or not str(cid).strip():
-        raise DataError(
-            f"claim_id must be a non-empty string or integer, got {cid!r}",
-            file=file,
-            row=row,
-            field="claim_id",
-        )
-    cid = str(cid).strip()
-    labels = _labels_from_raw(raw.get("labels"), cid, file, row)
-    crit = raw.get("criticality", 1)
-    _check_criticality(crit, cid, file, row)
-    events_raw = raw.get("feedback", []) or []
-    if not isinstance(events_raw, list):
-        raise DataError(
-            f"claim {cid!r}: feedback must be a list of events, got {events_raw!r}",
-            file=file,
-            row=row,
-            field="feedback",
-        )
-    events = []
-    for j, ev in enumerate(events_raw):
-        try:
-            events.append(event_from_mapping(ev, f"feedback[{j}]"))
-        except ValueError as exc:
-            raise DataError(
-                f"claim {cid!r}: {exc}", file=file, row=row, field=f"feedback[{j}]"
-            ) from exc
-    text = raw.get("text", "")
-    if not isinstance(text, str):
-        raise DataError(f"claim {cid!r}: text must be a string", file=file, row=row, field="text")
-    passages = raw.get("passages", []) or []
-    if not isinstance(passages, list) or not all(isinstance(p, str) for p in passages):
-        raise DataError(
-            f"claim {cid!r}: passages must be a list of strings",
-            file=file,
-            row=row,
-            field="passages",
-        )
-    category = raw.get("category", "") or ""
-    if not isinstance(category, str):
-        raise DataError(
-            f"claim {cid!r}: category must be a string", file=file, row=row, field="category"
-        )
-    return Claim(
-        claim_id=cid,
-        labels=labels,
-        criticality=int(crit),
-        feedback=tuple(events),
-        text=text,
-        passages=tuple(passages),
-        category=category,
-        file=file,
-        row=row,
-    )
-
-
-def response_from_mapping(raw: Any, file: str, row: str) -> Response:
-    """Read one response (with its claims) from a claims-file mapping.
-
-    Keys: ``response_id`` and ``claims`` (required, non-empty); ``question``, ``answer``,
-    ``source``, ``task`` (strings); ``as_of`` (ISO date/time, required when any claim has
-    feedback); ``n_reviewed`` (integer ≥ 0); ``outcome`` (0/1 or null: the known outcome,
-    1 = hallucinated, used by calibration).
-
-    Raises
-    ------
-    DataError
-        Naming `file`, `row` (e.g. ``responses[0].claims[2]``) and the field.
-    """
-    if not isinstance(raw, dict):
-        raise DataError(f"a response must be a mapping, got {raw!r}", file=file, row=row)
-    unknown = sorted(set(raw) - set(RESPONSE_KEYS))
-    if unknown:
-        raise DataError(
-            f"unknown key(s) {unknown}; allowed: {list(RESPONSE_KEYS)}", file=file, row=row
-        )
-    rid = raw.get("response_id")
-    if isinstance(rid, bool) or not isinstance(rid, (str, int)) or not str(rid).strip():
-        raise DataError(
-            f"response_id must be a non-empty string or integer, got {rid!r}",
-            file=file,
-            row=row,
-            field="response_id",
-        )
-    rid = str(rid).strip()
-    texts = {}
-    for key in ("question", "answer", "source", "task"):
-        value = raw.get(key, "") or ""
-        if not isinstance(value, str):
-            raise DataError(
-                f"response {rid!r}: {key} must be a string, got {value!r}",
-                file=file,
-                row=row,
-                field=key,
-            )
-        texts[key] = value
-    as_of = None
-    if raw.get("as_of") is not None:
-        try:
-            as_of = parse_time(raw["as_of"], "as_of")
-        except ValueError as exc:
-            raise DataError(f"response {rid!r}: {exc}", file=file, row=row, field="as_of") from exc
-    n_rev = raw.get("n_reviewed", 0)
-    if isinstance(n_rev, bool) or not isinstance(n_rev, int) or n_rev < 0:
-        raise DataError(
-            f"response {rid!r}: n_reviewed must be an integer >= 0, got {n_rev!r}",
-            file=file,
-            row=row,
-            field="n_reviewed",
-        )
-    outcome = raw.get("outcome")
-    if outcome is not None and (isinstance(outcome, bool) or outcome not in (0, 1)):
-        raise DataError(
-            f"response {rid!r}: outcome must be 0, 1 or null (1 = hallucinated), got {outcome!r}",
-            file=file,
-            row=row,
-            field="outcome",
-        )
-    claims_raw = raw.get("claims")
-    if not isinstance(claims_raw, list) or not claims_raw:
-        raise DataError(
-            f"response {rid!r}: claims must be a non-empty list (a response "
-            "without claims has no HRI)",
-            file=file,
-            row=row,
-            field="claims",
-        )
-    claims = tuple(
-        claim_from_mapping(c, file, f"{row}.claims[{i}]") for i, c in enumerate(claims_raw)
-    )
-    response = Response(
-        response_id=rid,
-        claims=claims,
-        question=texts["question"],
-        answer=texts["answer"],
-        as_of=as_of,
-        n_reviewed=n_rev,
-        outcome=None if outcome is None else int(outcome),
-        source=texts["source"],
-        task=texts["task"],
-        file=file,
-        row=row,
-    )
-    check_structure(response)
-    return response
-
-
-def _labels_from_raw(raw: Any, cid: str, file: str, row: str) -> tuple[LabelAssignment, ...]:
-    if isinstance(raw, str):
-        raw = [raw]
-    if not isinstance(raw, list) or not raw:
-        raise DataError(
-            f"claim {cid!r}: labels must be a non-empty list, got {raw!r}",
-            file=file,
-            row=row,
-            field="labels",
-        )
-    out = []
-    for j, item in enumerate(raw):
-        where = f"labels[{j}]"
-        if isinstance(item, str):
-            name, dims = item, None
-        elif isinstance(item, dict):
-            extra = sorted(set(item) - {"label", "dimensions"})
-            if extra or "label" not in item:
-                raise DataError(
-                    f"claim {cid!r}: a label mapping has keys 'label' and optional "
-                    f"'dimensions', got {sorted(item)}",
-                    file=file,
-                    row=row,
-                    field=where,
-                )
-            name, dims = item["label"], item.get("dimensions")
-            if dims is not None:
-                if isinstance(dims, str):
-                    dims = [dims]
-                if (
-                    not isinstance(dims, list)
-                    or not dims
-                    or not all(isinstance(d, str) for d in dims)
-                ):
-                    raise DataError(
-                        f"claim {cid!r}: dimensions must be a non-empty list of "
-                        f"dimension names, got {dims!r}",
-                        file=file,
-                        row=row,
-                        field=where,
-                    )
-                dims = tuple(d.strip().upper() for d in dims)
-        else:
-            raise DataError(
-                f"claim {cid!r}: a label is a name or a mapping, got {item!r}",
-                file=file,
-                row=row,
-                field=where,
-            )
-        if not isinstance(name, str) or not name.strip():
-            raise DataError(f"claim {cid!r}: empty label name", file=file, row=row, field=where)
-        out.append(LabelAssignment(name.strip().upper(), dims))
-    names = [a.label for a in out]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise DataError(
-            f"claim {cid!r}: label(s) {dup} given more than once",
-            file=file,
-            row=row,
-            field="labels",
-        )
-    return tuple(out)
-
-
-def _check_criticality(crit: Any, cid: str, file: str, row: int | str) -> None:
-    if isinstance(crit, bool) or not isinstance(crit, int) or crit < 1:
-        raise DataError(
-            f"claim {cid!r}: criticality must be an integer >= 1 (seed: v_i = 1 by "
-            f"default, higher for consequential claims), got {crit!r}",
-            file=file or None,
-            row=row if row != "" else None,
-            field="criticality",
-        )
-
-
-# ------------------------------------------------------------------------ validation
-
-
-def _where(obj: Claim | Response) -> dict[str, Any]:
-    return {"file": obj.file or None, "row": obj.row if obj.row != "" else None}
-
-
-def check_structure(response: Response) -> None:
-    """Checks that need no config: ids, criticality, feedback times against ``as_of``.
-
-    Raises
-    ------
-    DataError
-        Naming the claim id and where it was read.
-    """
-    if not response.claims:
-        raise DataError(
-            f"response {response.response_id!r} has no claims: no HRI",
-            field="claims",
-            **_where(response),
-        )
-    seen: set[str] = set()
-    for claim in response.claims:
-        if claim.claim_id in seen:
-            raise DataError(
-                f"response {response.response_id!r}: duplicate claim_id {claim.claim_id!r}",
-                field="claim_id",
-                **_where(claim),
-            )
-        seen.add(claim.claim_id)
-        _check_criticality(claim.criticality, claim.claim_id, claim.file, claim.row)
-        for j, event in enumerate(claim.feedback):
-            if not event.validated_by or not event.validated_by.strip():
-                raise DataError(
-                    f"claim {claim.claim_id!r}: feedback[{j}] has no validator; "
-                    "only validated feedback is scored",
-                    field=f"feedback[{j}]",
-                    **_where(claim),
-                )
-            if response.as_of is None:
-                raise DataError(
-                    f"claim {claim.claim_id!r} has feedback but response "
-                    f"{response.response_id!r} has no as_of time to age it against",
-                    field="as_of",
-                    **_where(response),
-                )
-            if event.at > response.as_of:
-                raise DataError(
-                    f"claim {claim.claim_id!r}: feedback[{j}] at "
-                    f"{event.at.isoformat()} lies in the future of as_of "
-                    f"{response.as_of.isoformat()}",
-                    field=f"feedback[{j}].at",
-                    **_where(claim),
-                )
-            if event.validated_at is not None and event.validated_at > response.as_of:
-                raise DataError(
-                    f"claim {claim.claim_id!r}: feedback[{j}] validated at "
-                    f"{event.validated_at.isoformat()}, after as_of "
-                    f"{response.as_of.isoformat()}",
-                    field=f"feedback[{j}].validated_at",
-                    **_where(claim),
-                )
-
-
 def check_response(response: Response, config: HRIConfig) -> None:
     """All checks before scoring: `check_structure` plus labels and dimensions vs config.
 
@@ -623,7 +235,7 @@ def check_response(response: Response, config: HRIConfig) -> None:
                     f"claim {claim.claim_id!r}: unknown label {assignment.label!r}; "
                     f"known labels: {sorted(config.labels)}",
                     field=f"labels[{j}]",
-                    **_where(claim),
+                    **source_of(claim),
                 )
             if assignment.dimensions is not None:
                 bad = [d for d in assignment.dimensions if d not in spec.allowed_dimensions]
@@ -633,7 +245,7 @@ def check_response(response: Response, config: HRIConfig) -> None:
                         f"count in dimension(s) {bad}; allowed: "
                         f"{list(spec.allowed_dimensions)}",
                         field=f"labels[{j}]",
-                        **_where(claim),
+                        **source_of(claim),
                     )
         has_label = fb_label in claim.label_names()
         if has_label and not claim.feedback:
@@ -641,18 +253,15 @@ def check_response(response: Response, config: HRIConfig) -> None:
                 f"claim {claim.claim_id!r}: label {fb_label} needs at least one "
                 "validated feedback event (its H score comes from the events)",
                 field="feedback",
-                **_where(claim),
+                **source_of(claim),
             )
         if claim.feedback and not has_label:
             raise DataError(
                 f"claim {claim.claim_id!r} has feedback events but not the label "
                 f"{fb_label}; add it so the labels say what is scored",
                 field="labels",
-                **_where(claim),
+                **source_of(claim),
             )
-
-
-# --------------------------------------------------------------------------- scoring
 
 
 def label_dimensions(assignment: LabelAssignment, config: HRIConfig) -> tuple[str, ...]:
@@ -663,7 +272,7 @@ def label_dimensions(assignment: LabelAssignment, config: HRIConfig) -> tuple[st
 
 
 def floor_matches(rule: FloorConf, claim: Claim) -> bool:
-    """Whether a floor rule applies to a claim (see `runner.claims.hri_config.FloorConf`)."""
+    """Whether a floor rule applies to a claim (see `runner.hri.config.FloorConf`)."""
     if rule.label not in claim.label_names():
         return False
     v = claim.criticality
@@ -704,7 +313,7 @@ def score_response(response: Response, config: HRIConfig) -> HRIResult:
     response : Response
         Claims with labels, criticality and feedback.
     config : HRIConfig
-        Validated constants (`runner.claims.hri_config.load_hri_config`).
+        Validated constants (`runner.hri.config.load_hri_config`).
 
     Returns
     -------
@@ -733,7 +342,7 @@ def score_response(response: Response, config: HRIConfig) -> HRIResult:
         )
     except ValueError as exc:
         raise DataError(
-            f"response {response.response_id!r}: {exc}", field="feedback", **_where(response)
+            f"response {response.response_id!r}: {exc}", field="feedback", **source_of(response)
         ) from exc
     fb_by_claim: dict[str, float] = {}
     for term in fb.terms:

@@ -45,16 +45,21 @@ back into `Response` objects.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import yaml
 
-from runner.claims.feedback import event_from_mapping, parse_time
-from runner.claims.hri import Claim, LabelAssignment, Response, response_from_mapping
 from runner.data.base import LoadedData, fingerprint_files, frame_fingerprint, read_text
+from runner.data.hri_records import (
+    Claim,
+    LabelAssignment,
+    Response,
+    event_from_mapping,
+    parse_time,
+    response_from_mapping,
+)
 from runner.errors import DataError, DataNotFoundError
 from runner.paths import PROJECT_ROOT
 
@@ -95,15 +100,6 @@ FRAME_COLUMNS = (
 )
 
 
-@dataclass
-class HRIClaimsConf:
-    """Dataset schema for ``conf/dataset/hri_claims.yaml`` (register as ``hri_claims_schema``)."""
-
-    _target_: str = "runner.claims.claims_file.load_hri_claims"
-    path: str = DEFAULT_CLAIMS_FILE
-    name: str = "hri_claims"
-
-
 def read_claims_file(path: str | Path) -> list[Response]:
     """Parse and check a claims file.
 
@@ -126,7 +122,7 @@ def read_claims_file(path: str | Path) -> list[Response]:
     p = Path(path)
     if not p.is_file():
         raise DataNotFoundError(
-            f"claims file {p} not found; see runner.claims.claims_file for the format"
+            f"claims file {p} not found; see runner.data.hri_claims for the format"
         )
     try:
         doc = yaml.safe_load(read_text(p))
@@ -193,7 +189,7 @@ def load_hri_claims(path: str | None = None, name: str = "hri_claims") -> Loaded
         frame=frame,
         files=files,
         fingerprint=frame_fingerprint(
-            digest, "runner.claims.claims_file", LOADER_VERSION, {"path": str(p)}
+            digest, "runner.data.hri_claims", LOADER_VERSION, {"path": str(p)}
         ),
         info=info,
     )

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runner.claims.ahp import RANDOM_INDEX, ahp_weights, pairwise_matrix
 from runner.errors import ConfigError
+from runner.hri.ahp import RANDOM_INDEX, ahp_weights, pairwise_matrix
 
 
 def test_textbook_three_criteria_example():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from runner.claims.agreement import cohen_kappa, krippendorff_alpha
+from runner.evaluation.agreement import cohen_kappa, krippendorff_alpha
 
 N = None
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", section C: 4 observers,

@@ -11,8 +11,8 @@ from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
 from hydra.core.global_hydra import GlobalHydra
 
-from runner.claims.hri_config import HRIConf, load_hri_config, validate_weights
 from runner.errors import ConfigError
+from runner.hri.config import HRIConf, load_hri_config, validate_weights
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 

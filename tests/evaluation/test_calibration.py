@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from runner.claims import calibration as cal
+from runner.evaluation import calibration as cal
 
 Y = np.array([1, 1, 0, 0], dtype=float)
 S = np.array([0.9, 0.8, 0.7, 0.1])

@@ -11,7 +11,7 @@ meaning by `validate_hri_config`, which raises a `ConfigError` naming the key at
 `load_hri_config` is what studies call: it accepts the composed ``cfg.hri`` node (or a
 plain mapping), merges it onto the schema, validates it and, when ``weights_source`` is
 ``"ahp"``, replaces the weights by the AHP principal-eigenvector weights of
-``ahp.comparisons`` (see `runner.claims.ahp`).
+``ahp.comparisons`` (see `runner.hri.ahp`).
 """
 
 from __future__ import annotations
@@ -27,11 +27,9 @@ from omegaconf.errors import OmegaConfBaseException
 from runner.errors import ConfigError
 
 SCHEMAS: list[tuple[str, str, str]] = [
-    ("hri", "hri_schema", "runner.claims.hri_config:HRIConf"),
-    ("dataset", "factbench_schema", "runner.data.factbench:FactbenchConf"),
-    ("dataset", "hri_claims_schema", "runner.claims.claims_file:HRIClaimsConf"),
+    ("hri", "hri_schema", "runner.hri.config:HRIConf"),
 ]
-"""(group, schema name, "module:Class") of the HRI config group and the HRI datasets, for
+"""(group, schema name, "module:Class") of the HRI config group, for
 `runner.config.register_configs` (add this module to its ``SCHEMA_MODULES``)."""
 
 
@@ -235,7 +233,7 @@ def validate_hri_config(conf: HRIConf) -> HRIConfig:
         weights = validate_weights(conf.weights, dims, tol, key="hri.weights")
         origin = "config"
     elif conf.weights_source == "ahp":
-        from runner.claims.ahp import ahp_weights
+        from runner.hri.ahp import ahp_weights
 
         if conf.ahp is None or not conf.ahp.comparisons:
             raise ConfigError("hri.weights_source is 'ahp' but hri.ahp.comparisons is empty")

@@ -6,14 +6,8 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from runner.claims.feedback import (
-    FeedbackEvent,
-    decay_factor,
-    event_age,
-    event_from_mapping,
-    feedback_score,
-    parse_time,
-)
+from runner.data.hri_records import FeedbackEvent, event_from_mapping, parse_time
+from runner.hri.feedback import decay_factor, event_age, feedback_score
 
 AS_OF = datetime(2026, 7, 1, tzinfo=UTC)
 

@@ -13,17 +13,18 @@ from typing import Any
 
 import numpy as np
 
-from runner.claims import calibration as cal
-from runner.claims.calibration_tables import (
+from runner.data.hri_records import Response
+from runner.errors import DataError
+from runner.evaluation import calibration as cal
+from runner.hri.calibration_tables import (
     Boot,
     Targets,
     band_and_cutoff_cells,
     ranking_cells,
 )
-from runner.claims.construction import outcome_construction
-from runner.claims.hri import HRIResult, Response
-from runner.claims.hri_config import HRIConfig
-from runner.errors import DataError
+from runner.hri.config import HRIConfig
+from runner.hri.construction import outcome_construction
+from runner.hri.scoring import HRIResult
 from runner.results import StudyResult
 
 
@@ -44,7 +45,7 @@ def calibrate_collection(
 
     Scopes are the collection and, when it has several sources each holding both
     outcomes, each source (resampling then stratified by source). Each scope is tested
-    with `runner.claims.construction`; a collection pooling a by-construction source is
+    with `runner.hri.construction`; a collection pooling a by-construction source is
     itself a sanity scope. Band, operating-point, cut-off, sweep and curve tables are
     written only for a collection none of whose scopes is by construction. ``summary``
     collects ``best`` (headline scopes) and ``sanity_scopes``.

@@ -2,7 +2,7 @@
 
 Why a module: `runner.studies.hri_predicted` orchestrates (run the verifiers, score the
 HRI); the cells it writes are built here, with the calibration machinery of
-`runner.claims.calibration_tables`, so the study stays a short orchestrator and every
+`runner.hri.calibration_tables`, so the study stays a short orchestrator and every
 table is computed one way.
 """
 
@@ -13,12 +13,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from runner.claims import calibration as cal
-from runner.claims import calibration_tables as ct
-from runner.claims.claims_file import responses_from_frame
-from runner.claims.hri import Response
 from runner.data.base import LoadedData
+from runner.data.hri_claims import responses_from_frame
+from runner.data.hri_records import Response
 from runner.errors import ConfigError, DataError
+from runner.evaluation import calibration as cal
+from runner.hri import calibration_tables as ct
 from runner.results import StudyResult
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runner.claims.labels import (
+from runner.data.claim_labels import (
     LABELS,
     from_severity,
     is_flagged,
