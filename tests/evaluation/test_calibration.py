@@ -8,16 +8,18 @@ import numpy as np
 import pytest
 
 from runner.evaluation import calibration as cal
+from runner.evaluation.bootstrap import resample_weights
+from runner.evaluation.intervals import percentile_interval
 
 Y = np.array([1, 1, 0, 0], dtype=float)
 S = np.array([0.9, 0.8, 0.7, 0.1])
 ONES = np.ones((1, 4))
 
 
-def test_bootstrap_weights_keep_stratum_sizes_and_both_classes():
+def test_resample_weights_keep_stratum_sizes_and_both_classes():
     y = np.array([1, 0, 1, 0, 0, 1, 0, 1, 1, 0])
     strata = np.array(list("aaaabbbbbb"))
-    w, _ = cal.bootstrap_weights(y, strata, 300, 7)
+    w, _ = resample_weights(y, 300, 7, strata=strata)
     assert w.shape == (300, 10)
     assert (w[:, :4].sum(axis=1) == 4).all() and (w[:, 4:].sum(axis=1) == 6).all()
     for rows in (slice(0, 4), slice(4, 10), slice(0, 10)):
@@ -25,17 +27,17 @@ def test_bootstrap_weights_keep_stratum_sizes_and_both_classes():
         assert ((pos > 0) & (pos < w[:, rows].sum(axis=1))).all()
 
 
-def test_bootstrap_weights_are_deterministic_per_seed():
+def test_resample_weights_are_deterministic_per_seed():
     y = np.array([1, 0, 1, 0, 1, 0])
-    a, _ = cal.bootstrap_weights(y, None, 50, [13, 0])
-    b, _ = cal.bootstrap_weights(y, None, 50, [13, 0])
-    c, _ = cal.bootstrap_weights(y, None, 50, [13, 1])
+    a, _ = resample_weights(y, 50, [13, 0])
+    b, _ = resample_weights(y, 50, [13, 0])
+    c, _ = resample_weights(y, 50, [13, 1])
     assert (a == b).all() and not (a == c).all()
 
 
 def test_bootstrap_rejects_a_one_class_stratum():
     with pytest.raises(ValueError, match="one class"):
-        cal.bootstrap_weights(np.array([1, 1, 0, 0]), np.array(list("aabb")), 10, 0)
+        resample_weights(np.array([1, 1, 0, 0]), 10, 0, strata=np.array(list("aabb")))
 
 
 def test_cost_optimal_threshold_by_hand():
@@ -101,9 +103,9 @@ def test_curves_span_the_unit_square():
 
 
 def test_percentile_interval_and_bad_input():
-    assert cal.percentile_interval(np.arange(101.0), 0.9) == pytest.approx((5.0, 95.0))
+    assert percentile_interval(np.arange(101.0), 0.9) == pytest.approx((5.0, 95.0))
     with pytest.raises(ValueError, match="finite"):
-        cal.percentile_interval(np.array([1.0, np.inf]), 0.9)
+        percentile_interval(np.array([1.0, np.inf]), 0.9)
     with pytest.raises(ValueError, match="costs must be > 0"):
         cal.cost_optimal_threshold(Y, S, ONES, 0.0, 1.0)
     with pytest.raises(ValueError, match="0/1"):

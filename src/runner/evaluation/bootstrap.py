@@ -44,6 +44,7 @@ import pandas as pd
 
 from runner.evaluation._checks import check_bootstrap_settings, check_labels, check_scores
 from runner.evaluation.group_order import group_codes as _ordered_codes
+from runner.evaluation.intervals import percentile_interval
 from runner.evaluation.metrics import auroc_batched, average_precision_batched
 from runner.evaluation.operating import accepted_risk_batched, review_precision_batched
 
@@ -130,9 +131,7 @@ class BootstrapResult:
         return scope, metric, gate
 
     def _interval(self, values: np.ndarray) -> tuple[float, float]:
-        tail = (1.0 - self.level) / 2.0
-        low, high = np.quantile(values, [tail, 1.0 - tail])
-        return float(low), float(high)
+        return percentile_interval(values, self.level)
 
     def estimate(self, gate: str, metric: str, scope: str = POOLED) -> Estimate:
         """Point value and percentile interval of one gate's metric in one scope."""
@@ -200,6 +199,130 @@ def _draw(rng: np.random.Generator, b: int, n_groups: int, members: list[np.ndar
     return counts
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """How one bootstrap draws: group codes, strata members and the scopes to keep two-class."""
+
+    group_codes: np.ndarray
+    n_groups: int
+    members: list[np.ndarray]
+    strata_names: list[str]
+    scope_groups: dict[str, np.ndarray]
+    scope_rows: dict[str, np.ndarray]
+    group_pos: np.ndarray
+    group_size: np.ndarray
+
+
+def _plan(y: np.ndarray, groups: object, strata: object | None, order_key: object | None) -> _Plan:
+    """Number groups and strata, check each group lies in one stratum and each scope has
+    both classes."""
+    n = y.shape[0]
+    group_codes, group_names = _codes(groups, n, "groups", order_key)
+    n_groups = group_names.shape[0]
+    group_size = np.bincount(group_codes, minlength=n_groups).astype(np.float64)
+    group_pos = np.bincount(group_codes, weights=y, minlength=n_groups)
+
+    scope_rows: dict[str, np.ndarray] = {POOLED: np.arange(n)}
+    scope_groups: dict[str, np.ndarray] = {POOLED: np.arange(n_groups)}
+    if strata is None:
+        members = [np.arange(n_groups)]
+        strata_names: list[str] = []
+    else:
+        stratum_codes, stratum_values = _codes(strata, n, "strata")
+        strata_names = [str(v) for v in stratum_values]
+        clash = {POOLED, MACRO} & set(strata_names)
+        if clash:
+            raise ValueError(f"strata must not be named {sorted(clash)}: reserved scope names")
+        pairs = np.unique(np.stack([group_codes, stratum_codes], axis=1), axis=0)
+        split_groups = np.flatnonzero(np.bincount(pairs[:, 0], minlength=n_groups) > 1)
+        if split_groups.size:
+            names = [str(group_names[g]) for g in split_groups[:5]]
+            raise ValueError(
+                f"{split_groups.size} group(s) span several strata, e.g. {names}; "
+                "each group must lie in one stratum"
+            )
+        group_stratum = np.empty(n_groups, dtype=np.int64)
+        group_stratum[pairs[:, 0]] = pairs[:, 1]
+        members = []
+        for code, name in enumerate(strata_names):
+            members.append(np.flatnonzero(group_stratum == code))
+            scope_groups[name] = members[-1]
+            scope_rows[name] = np.flatnonzero(stratum_codes == code)
+
+    for scope, gs in scope_groups.items():
+        pos, size = group_pos[gs].sum(), group_size[gs].sum()
+        if pos == 0 or pos == size:
+            raise ValueError(
+                f"scope {scope!r} holds one class ({int(pos)} positives among {int(size)} "
+                "rows): its metrics are undefined"
+            )
+    return _Plan(
+        group_codes,
+        n_groups,
+        members,
+        strata_names,
+        scope_groups,
+        scope_rows,
+        group_pos,
+        group_size,
+    )
+
+
+def _resample_counts(
+    plan: _Plan, n_resamples: int, seed: int | Sequence[int]
+) -> tuple[np.ndarray, int]:
+    """(B, n_groups) multiplicities, every scope two-class; and how many were redrawn."""
+    rng = np.random.default_rng(seed)
+
+    def one_class(counts: np.ndarray) -> np.ndarray:
+        bad = np.zeros(counts.shape[0], dtype=bool)
+        for gs in plan.scope_groups.values():
+            pos = counts[:, gs] @ plan.group_pos[gs]
+            bad |= (pos == 0) | (pos == counts[:, gs] @ plan.group_size[gs])
+        return bad
+
+    counts = _draw(rng, n_resamples, plan.n_groups, plan.members)
+    n_redrawn = 0
+    for _ in range(MAX_REDRAW_ROUNDS):
+        bad = np.flatnonzero(one_class(counts))
+        if bad.size == 0:
+            return counts, n_redrawn
+        n_redrawn += bad.size
+        counts[bad] = _draw(rng, bad.size, plan.n_groups, plan.members)
+    raise ValueError(
+        f"after {MAX_REDRAW_ROUNDS} redraw rounds some resamples still hold one class; "
+        "too few groups contain positives or negatives for a group bootstrap"
+    )
+
+
+def resample_weights(
+    y: object,
+    n_resamples: int,
+    seed: int | Sequence[int],
+    groups: object | None = None,
+    strata: object | None = None,
+    order_key: object | None = None,
+) -> tuple[np.ndarray, int]:
+    """Per-row multiplicities of `n_resamples` group resamples, by the rules above.
+
+    For callers that evaluate their own statistics on the resamples (the HRI calibration
+    tables). Without `groups` every row is its own group (responses are independent draws);
+    with `strata`, groups are drawn within their stratum, keeping its size.
+
+    Returns
+    -------
+    weights : ndarray, shape (n_resamples, n)
+    n_redrawn : int
+        Resamples redrawn because the sample or a stratum held one class.
+    """
+    y_arr = check_labels(y)
+    check_bootstrap_settings(n_resamples, 0.95)
+    n = y_arr.shape[0]
+    plan = _plan(y_arr, np.arange(n) if groups is None else groups, strata, order_key)
+    counts, n_redrawn = _resample_counts(plan, int(n_resamples), seed)
+    return counts[:, plan.group_codes].astype(np.float64), n_redrawn
+
+
 def group_bootstrap(
     y: object,
     scores: Mapping[str, object],
@@ -256,68 +379,10 @@ def group_bootstrap(
     check_bootstrap_settings(n_resamples, level)
     n_resamples = int(n_resamples)
 
-    group_codes, group_names = _codes(groups, n, "groups", order_key)
-    n_groups = group_names.shape[0]
-    group_size = np.bincount(group_codes, minlength=n_groups).astype(np.float64)
-    group_pos = np.bincount(group_codes, weights=y_arr, minlength=n_groups)
-
-    scope_rows: dict[str, np.ndarray] = {POOLED: np.arange(n)}
-    scope_groups: dict[str, np.ndarray] = {POOLED: np.arange(n_groups)}
-    if strata is None:
-        members = [np.arange(n_groups)]
-        strata_names: list[str] = []
-    else:
-        stratum_codes, stratum_values = _codes(strata, n, "strata")
-        strata_names = [str(v) for v in stratum_values]
-        clash = {POOLED, MACRO} & set(strata_names)
-        if clash:
-            raise ValueError(f"strata must not be named {sorted(clash)}: reserved scope names")
-        pairs = np.unique(np.stack([group_codes, stratum_codes], axis=1), axis=0)
-        split_groups = np.flatnonzero(np.bincount(pairs[:, 0], minlength=n_groups) > 1)
-        if split_groups.size:
-            names = [str(group_names[g]) for g in split_groups[:5]]
-            raise ValueError(
-                f"{split_groups.size} group(s) span several strata, e.g. {names}; "
-                "each group must lie in one stratum"
-            )
-        group_stratum = np.empty(n_groups, dtype=np.int64)
-        group_stratum[pairs[:, 0]] = pairs[:, 1]
-        members = []
-        for code, name in enumerate(strata_names):
-            members.append(np.flatnonzero(group_stratum == code))
-            scope_groups[name] = members[-1]
-            scope_rows[name] = np.flatnonzero(stratum_codes == code)
-
-    for scope, gs in scope_groups.items():
-        pos, size = group_pos[gs].sum(), group_size[gs].sum()
-        if pos == 0 or pos == size:
-            raise ValueError(
-                f"scope {scope!r} holds one class ({int(pos)} positives among {int(size)} "
-                "rows): its metrics are undefined"
-            )
-
-    rng = np.random.default_rng(seed)
-
-    def one_class(counts: np.ndarray) -> np.ndarray:
-        bad = np.zeros(counts.shape[0], dtype=bool)
-        for gs in scope_groups.values():
-            pos = counts[:, gs] @ group_pos[gs]
-            bad |= (pos == 0) | (pos == counts[:, gs] @ group_size[gs])
-        return bad
-
-    counts = _draw(rng, n_resamples, n_groups, members)
-    n_redrawn = 0
-    for _ in range(MAX_REDRAW_ROUNDS):
-        bad = np.flatnonzero(one_class(counts))
-        if bad.size == 0:
-            break
-        n_redrawn += bad.size
-        counts[bad] = _draw(rng, bad.size, n_groups, members)
-    else:
-        raise ValueError(
-            f"after {MAX_REDRAW_ROUNDS} redraw rounds some resamples still hold one class; "
-            "too few groups contain positives or negatives for a group bootstrap"
-        )
+    plan = _plan(y_arr, groups, strata, order_key)
+    counts, n_redrawn = _resample_counts(plan, n_resamples, seed)
+    group_codes, scope_groups, scope_rows = plan.group_codes, plan.scope_groups, plan.scope_rows
+    n_groups, strata_names = plan.n_groups, plan.strata_names
 
     weights = counts[:, group_codes].astype(np.float64)
     gates, metric_names = tuple(score_arr), tuple(str(m) for m in metrics)

@@ -16,13 +16,10 @@ Conventions:
 - Recall target r: the highest threshold whose recall is ≥ r (always exists).
   Precision target p: the lowest threshold whose precision is ≥ p (the most recall at
   that precision), or `NOTHING` when no threshold reaches p.
-- Bootstrap: each response is its own group (claims of one response are scored
-  together, responses are independent draws). Rows are resampled with replacement
-  within strata (e.g. the data source), keeping stratum sizes; resamples in which the
-  whole sample or a stratum holds one class are redrawn from the same generator, and
-  counted (the rule of `runner.evaluation.bootstrap`). Intervals are percentile
-  intervals. Every statistic is computed on the same resamples, so differences between
-  aggregations are paired.
+- Resamples come from the one bootstrap engine, `runner.evaluation.bootstrap`
+  (`resample_weights`: each response its own group, drawn within strata); the statistics
+  here take its (B, n) multiplicities, so every statistic is computed on the same
+  resamples and differences between aggregations are paired.
 """
 
 from __future__ import annotations
@@ -36,91 +33,6 @@ from runner.evaluation.metrics import auroc_batched, average_precision_batched
 
 NOTHING = math.inf
 """Threshold meaning "flag no response"."""
-
-MAX_REDRAW_ROUNDS = 100
-
-
-def bootstrap_weights(
-    y: np.ndarray, strata: np.ndarray | None, n_resamples: int, seed: int | list[int]
-) -> tuple[np.ndarray, int]:
-    """Row multiplicities of `n_resamples` stratified bootstrap resamples.
-
-    Parameters
-    ----------
-    y : array of 0/1, shape (n,)
-    strata : array, shape (n,), optional
-        Stratum per row; rows are drawn within their stratum. None = one stratum.
-    n_resamples : int
-    seed : int or list of int
-        Seed of `numpy.random.default_rng`.
-
-    Returns
-    -------
-    weights : ndarray, shape (n_resamples, n)
-    n_redrawn : int
-        Resamples redrawn because the sample or a stratum held one class.
-    """
-    y = np.asarray(y, dtype=np.float64)
-    n = y.shape[0]
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
-        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
-    codes = np.zeros(n, dtype=np.int64) if strata is None else _codes(strata)
-    members = [np.flatnonzero(codes == c) for c in range(codes.max() + 1)]
-    for rows in [np.arange(n), *members]:
-        pos = y[rows].sum()
-        if pos == 0 or pos == rows.shape[0]:
-            raise ValueError(
-                f"a stratum of {rows.shape[0]} rows holds one class ({int(pos)} "
-                "positives): ranking metrics are undefined"
-            )
-    rng = np.random.default_rng(seed)
-
-    def draw(b: int) -> np.ndarray:
-        w = np.zeros((b, n))
-        for rows in members:
-            m = rows.shape[0]
-            picks = rng.integers(0, m, size=(b, m))
-            flat = (picks + m * np.arange(b)[:, None]).ravel()
-            w[:, rows] = np.bincount(flat, minlength=b * m).reshape(b, m)
-        return w
-
-    def one_class(w: np.ndarray) -> np.ndarray:
-        bad = np.zeros(w.shape[0], dtype=bool)
-        for rows in [np.arange(n), *members]:
-            pos = w[:, rows] @ y[rows]
-            bad |= (pos == 0) | (pos == w[:, rows].sum(axis=1))
-        return bad
-
-    weights = draw(n_resamples)
-    redrawn = 0
-    for _ in range(MAX_REDRAW_ROUNDS):
-        bad = np.flatnonzero(one_class(weights))
-        if bad.size == 0:
-            return weights, redrawn
-        redrawn += bad.size
-        weights[bad] = draw(bad.size)
-    raise ValueError(
-        f"after {MAX_REDRAW_ROUNDS} redraw rounds some resamples still hold one "
-        "class: too few positives or negatives for a bootstrap"
-    )
-
-
-def _codes(values: object) -> np.ndarray:
-    arr = np.asarray(values, dtype=object)
-    _, codes = np.unique(arr.astype(str), return_inverse=True)
-    return codes.astype(np.int64)
-
-
-def percentile_interval(values: np.ndarray, level: float) -> tuple[float, float]:
-    """The (1 − level)/2 and (1 + level)/2 quantiles of finite `values`."""
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie in (0, 1), got {level!r}")
-    v = np.asarray(values, dtype=np.float64)
-    if v.size == 0 or not np.isfinite(v).all():
-        raise ValueError("interval needs finite resample values")
-    tail = (1.0 - level) / 2.0
-    low, high = np.quantile(v, [tail, 1.0 - tail])
-    return float(low), float(high)
 
 
 def ranking_metrics(y: np.ndarray, s: np.ndarray, weights: np.ndarray) -> dict[str, np.ndarray]:

@@ -15,7 +15,7 @@ import numpy as np
 
 from runner.data.hri_records import Response
 from runner.errors import DataError
-from runner.evaluation import calibration as cal
+from runner.evaluation.bootstrap import resample_weights
 from runner.hri.calibration_tables import (
     Boot,
     Targets,
@@ -66,8 +66,8 @@ def calibrate_collection(
             f"sources {sorted(set(names) - set(two_class))} hold one class: no "
             "per-source scopes, resampling not stratified by source"
         )
-    weights, redrawn = cal.bootstrap_weights(
-        y, sources if stratify else None, boot.n_resamples, seed
+    weights, redrawn = resample_weights(
+        y, boot.n_resamples, seed, strata=sources if stratify else None
     )
     scores = {a: np.array([s.aggregations[a] for s in scored]) for a in aggregations}
 

@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 from omegaconf import DictConfig
-from scipy.stats import norm
 
 from runner.errors import ConfigError
 from runner.evaluation import calibration as cal
+from runner.evaluation.intervals import percentile_interval, wilson_interval
 from runner.hri.config import HRIConfig
 from runner.hri.scoring import band_for
 from runner.results import StudyResult
@@ -110,21 +110,6 @@ def bootstrap_settings(cfg: DictConfig) -> Boot:
     return Boot(int(n), float(level), int(seed))
 
 
-def interval(values: np.ndarray, level: float) -> tuple[float, float]:
-    """Percentile interval (`runner.evaluation.calibration.percentile_interval`)."""
-    return cal.percentile_interval(values, level)
-
-
-def wilson(k: int, n: int, level: float) -> tuple[float, float]:
-    """Wilson score interval of k successes in n trials."""
-    z = float(norm.ppf(0.5 + level / 2.0))
-    p = k / n
-    denom = 1.0 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
 def scaled(t: float, scale: float) -> float | None:
     """A threshold on the 0–scale axis; None for "flag nothing"."""
     return None if math.isinf(t) else t * scale
@@ -156,7 +141,7 @@ def ranking_cells(
     scores : mapping name -> array
         One score per response for each aggregation (or system).
     weights : ndarray, shape (n_resamples, n)
-        Bootstrap multiplicities (`runner.evaluation.calibration.bootstrap_weights`), shared
+        Bootstrap multiplicities (`runner.evaluation.bootstrap.resample_weights`), shared
         by every score so differences are paired.
     level : float
     baseline, delta_table : str, optional
@@ -180,7 +165,11 @@ def ranking_cells(
             samples[a, metric] = boot_m[metric]
             points[a, metric] = float(at[metric][0])
             result.add(
-                table, row, f"{a}/{metric}", points[a, metric], ci=interval(boot_m[metric], level)
+                table,
+                row,
+                f"{a}/{metric}",
+                points[a, metric],
+                ci=percentile_interval(boot_m[metric], level),
             )
     if baseline is not None and delta_table is not None:
         for a in names:
@@ -193,7 +182,7 @@ def ranking_cells(
                     row,
                     f"{a}-{baseline}/{metric}",
                     points[a, metric] - points[baseline, metric],
-                    ci=interval(diff, level),
+                    ci=percentile_interval(diff, level),
                 )
     if samples_out is not None:
         samples_out.update(samples)
@@ -212,7 +201,7 @@ def best_of(points: dict, samples: dict, names: Sequence[str], level: float) -> 
                 {
                     "runner_up": ranked[1],
                     "delta": points[ranked[0], metric] - points[ranked[1], metric],
-                    "delta_ci": list(interval(diff, level)),
+                    "delta_ci": list(percentile_interval(diff, level)),
                     "tied_with": [a for a in ranked[1:] if points[a, metric] == entry["value"]],
                 }
             )
@@ -240,7 +229,7 @@ def band_rates(
         result.add(table, row, f"{band.name}/responses", n)
         result.add(table, row, f"{band.name}/positives", k)
         if n:
-            result.add(table, row, f"{band.name}/rate", k / n, ci=wilson(k, n, level))
+            result.add(table, row, f"{band.name}/rate", k / n, ci=wilson_interval(k, n, level))
         else:
             result.add(table, row, f"{band.name}/rate", None)
 
@@ -260,7 +249,7 @@ def _add_point(
             result.add(table, row, f"{rule}/{stat}", None)
             continue
         values = op[stat]
-        ci = None if np.isnan(values).any() else interval(values, level)
+        ci = None if np.isnan(values).any() else percentile_interval(values, level)
         result.add(table, row, f"{rule}/{stat}", value, ci=ci)
 
 
@@ -316,7 +305,9 @@ def operating_points(
     cost = (cm * (miss & oob).sum(axis=1) + cr * (needless & oob).sum(axis=1))[usable] / n_oob[
         usable
     ]
-    result.add(table, row, "cost_optimal/oob_cost", float(cost.mean()), ci=interval(cost, level))
+    result.add(
+        table, row, "cost_optimal/oob_cost", float(cost.mean()), ci=percentile_interval(cost, level)
+    )
 
 
 def suggested_cutoffs(
@@ -346,7 +337,7 @@ def suggested_cutoffs(
         nothing = np.isinf(values)
         ci = None
         if not nothing.any():
-            low, high = interval(values, level)
+            low, high = percentile_interval(values, level)
             ci = (low * config.scale, high * config.scale)
         value = scaled(t, config.scale)
         result.add(table, row, name, value, ci=None if value is None else ci)

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from runner.evaluation import calibration as cal
 from runner.evaluation.agreement import cohen_kappa, krippendorff_alpha
+from runner.evaluation.intervals import percentile_interval
 from runner.results import StudyResult
 
 TABLE = "hri_label_agreement"
@@ -97,7 +97,7 @@ def agreement_cells(
     result.add(TABLE, row, "claims", len(la))
     result.add(TABLE, row, "responses", len(units))
     for k, v in point.items():
-        ci = cal.percentile_interval(np.array(draws[k]), level) if draws[k] else None
+        ci = percentile_interval(np.array(draws[k]), level) if draws[k] else None
         result.add(TABLE, row, k, v, ci=ci)
     confusion = pd.crosstab(pd.Series(la, name="a"), pd.Series(lb, name="b"))
     return {

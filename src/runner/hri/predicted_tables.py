@@ -18,6 +18,8 @@ from runner.data.hri_claims import responses_from_frame
 from runner.data.hri_records import Response
 from runner.errors import ConfigError, DataError
 from runner.evaluation import calibration as cal
+from runner.evaluation.bootstrap import resample_weights
+from runner.evaluation.intervals import percentile_interval
 from runner.hri import calibration_tables as ct
 from runner.results import StudyResult
 
@@ -73,7 +75,7 @@ def scope_tables(
     result.add("hri_predicted_data", name, "responses", len(members))
     result.add("hri_predicted_data", name, "positives", float(y.sum()))
     result.add("hri_predicted_data", name, "claims", sum(len(responses[i].claims) for i in members))
-    weights, _ = cal.bootstrap_weights(y, None, boot.n_resamples, seed)
+    weights, _ = resample_weights(y, boot.n_resamples, seed)
     ones = np.ones((1, len(y)))
     samples: dict[str, dict] = {}
     points: dict[tuple[str, str, str], float] = {}
@@ -105,7 +107,7 @@ def scope_tables(
                 row,
                 f"{a}/{metric}",
                 points[row, a, metric] - points[ref_name, a, metric],
-                ci=ct.interval(values - samples[ref_name][a, metric], boot.level),
+                ci=percentile_interval(values - samples[ref_name][a, metric], boot.level),
             )
     predicted = [k for k in points if not k[0].startswith("reference: ") and k[2] == "AUROC"]
     out: dict[str, Any] = {"responses": len(members), "systems": list(samples)}
