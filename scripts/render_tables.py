@@ -39,11 +39,11 @@ def main(argv: list[str] | None = None) -> int:
     by_paper: dict[str, list] = {}
     for run in runs:
         study = load_study(run.study)
-        titles = {**getattr(study, "TITLES", {}), **run.titles()}
+        titles = {**study.titles, **run.titles()}
         write_tables(run.cells, titles, run.output_dir)
-        figures = write_figures(getattr(study, "figures", None), run.cells, run.output_dir)
-        paper = getattr(study, "PAPER", None)
-        datasets = getattr(study, "PAPER_DATASETS", None)
+        figures = write_figures(study.figures, run.cells, run.output_dir)
+        paper = study.paper
+        datasets = study.paper_datasets
         dataset = (run.manifest.get("dataset") or {}).get("name")
         if datasets is not None and dataset not in datasets:
             paper = None  # e.g. RQ5 on RAGTruth tasks: no published counterpart
@@ -78,7 +78,7 @@ def _skipped_section(paper: str, skipped: list[SkippedRun], studies: dict[str, s
     lines = []
     for skip in skipped:
         study_name = studies.get(skip.experiment)
-        if study_name is None or getattr(load_study(study_name), "PAPER", None) != paper:
+        if study_name is None or load_study(study_name).paper != paper:
             continue
         lines.append(f"- `{skip.experiment}`: {skip.reason}")
     if not lines:

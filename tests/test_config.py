@@ -51,10 +51,22 @@ def test_every_split_config_instantiates_a_splitter(split):
 
 
 @pytest.mark.parametrize("bootstrap", options("bootstrap"))
-def test_every_bootstrap_config_binds_the_group_bootstrap(bootstrap):
-    cfg = composed("experiment=rq1_cheap_signals", f"bootstrap={bootstrap}")
-    assert callable(instantiate(cfg.bootstrap))
-    assert cfg.bootstrap.n_resamples > 0
+def test_every_bootstrap_config_is_typed_settings_whose_seed_follows_the_master_seed(bootstrap):
+    from runner.evaluation.config import BootstrapConf
+
+    cfg = composed("experiment=rq1_cheap_signals", f"bootstrap={bootstrap}", "seed=7")
+    assert "_target_" not in cfg.bootstrap  # settings, not a part: nothing instantiates it
+    settings = OmegaConf.to_object(cfg.bootstrap)
+    assert isinstance(settings, BootstrapConf) and settings.n_resamples > 0
+    assert settings.seed == 7
+
+
+@pytest.mark.parametrize("split", ["grouped_kfold", "kfold", "target_adaptation"])
+def test_split_seeds_follow_the_master_seed_unless_overridden(split):
+    cfg = composed("experiment=rq1_cheap_signals", f"split={split}", "seed=7")
+    assert cfg.split.seed == 7
+    cfg = composed("experiment=rq1_cheap_signals", f"split={split}", "seed=7", "split.seed=3")
+    assert cfg.split.seed == 3
 
 
 @pytest.mark.parametrize("tracking", options("tracking"))

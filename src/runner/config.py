@@ -29,14 +29,13 @@ class StudyConf:
 
 @dataclass
 class PathsConf:
-    """Filesystem locations; `data_dir` defaults to `$RUNNER_DATA_DIR`.
+    """Filesystem locations (data sets are found by each loader: `$RUNNER_DATA_DIR`).
 
     `output_dir` is the experiment's folder: each run writes `runs/<id>/` there and
     `latest` points at the newest complete one. `keep_runs` bounds how many complete runs
     stay (null: all; the latest and runs still writing are never removed).
     """
 
-    data_dir: str | None = None
     artifacts_dir: str = MISSING
     output_dir: str = MISSING
     cache_dir: str | None = None

@@ -23,11 +23,11 @@ from omegaconf.errors import OmegaConfBaseException
 from runner.errors import ConfigError, RunnerError
 from runner.results import StudyResult
 from runner.schema_checks import check_known_keys, check_schema_values
-from runner.studies import load_study
+from runner.studies.contract import Inputs, Study, load_study
 
 log = logging.getLogger(__name__)
 
-PART_GROUPS = ("gates", "verifiers", "judges")
+PART_GROUPS = ("gates", "verifiers", "judges", "splits")
 
 
 @dataclass
@@ -40,12 +40,13 @@ class RunOutcome:
     run_id: str | None = None
 
 
-def check_config(cfg: DictConfig) -> Any:
-    """Validate everything that needs no data; return the study's typed params.
+def check_config(cfg: DictConfig) -> tuple[Study, Any, Inputs]:
+    """Validate everything that needs no data; return the study, its typed params and inputs.
 
     In order: keys unknown to their schema (also those added with ``+``), the study's
     params, importable targets, schema values (``__post_init__``: bootstrap, split,
-    dataset provenance), and the splitter's own constructor checks.
+    dataset provenance), then every part is built (splitters run their own constructor
+    checks; no weights are loaded) and the study's own `Study.check` runs.
     """
     check_known_keys(cfg)
     study = load_study(cfg.study.name)
@@ -58,6 +59,8 @@ def check_config(cfg: DictConfig) -> Any:
         targets.append(("dataset", cfg.dataset))
     if cfg.get("split") is not None:
         targets.append(("split", cfg.split))
+    if cfg.get("span_detector") is not None:
+        targets.append(("span_detector", cfg.span_detector))
     for group in PART_GROUPS:
         for name, node in (cfg.get(group) or {}).items():
             targets.append((f"{group}.{name}", node))
@@ -67,12 +70,51 @@ def check_config(cfg: DictConfig) -> Any:
             raise ConfigError(f"{key}: no _target_ (which class or function builds it?)")
         _check_importable(key, target)
     check_schema_values(cfg)
-    if cfg.get("split") is not None:
-        _build("split", cfg.split)
     typed = OmegaConf.to_object(params)
-    if hasattr(study, "check"):  # study-specific checks that still need no data
-        study.check(cfg, typed)
-    return typed
+    inputs = build_inputs(cfg)
+    study.check(inputs, typed)
+    return study, typed, inputs
+
+
+def build_inputs(cfg: DictConfig, data: Any = None) -> Inputs:
+    """Build every part the config names and hand them over as one typed `Inputs`.
+
+    Parts are built, not run: no data is read and no model weights are loaded here.
+    """
+    from runner.hri.config import load_hri_config
+
+    return Inputs(
+        experiment=str(cfg.experiment),
+        seed=int(cfg.seed),
+        progress=bool(cfg.get("progress", False)),
+        cache_dir=cfg.paths.get("cache_dir") if cfg.get("paths") else None,
+        data=data,
+        bootstrap=_typed(cfg.get("bootstrap")),
+        split=_build("split", cfg.split) if cfg.get("split") is not None else None,
+        splits={name: _build(f"splits.{name}", node) for name, node in _items(cfg, "splits")},
+        gates=build_parts(cfg, "gates"),
+        verifiers=build_parts(cfg, "verifiers"),
+        judges=build_parts(cfg, "judges"),
+        span_detector=(
+            _build("span_detector", cfg.span_detector)
+            if cfg.get("span_detector") is not None
+            else None
+        ),
+        hri=load_hri_config(cfg.hri) if cfg.get("hri") is not None else None,
+        routing=_typed(cfg.get("routing")),
+        tracking=_typed(cfg.get("tracking")),
+    )
+
+
+def _items(cfg: DictConfig, group: str) -> list[tuple[str, Any]]:
+    return list((cfg.get(group) or {}).items())
+
+
+def _typed(node: Any) -> Any:
+    """A schema-typed config node as its dataclass instance (None stays None)."""
+    if node is None:
+        return None
+    return OmegaConf.to_object(node) if isinstance(node, DictConfig) else node
 
 
 def _build(key: str, node: DictConfig) -> Any:
@@ -97,15 +139,7 @@ def _check_importable(key: str, target: str) -> None:
 
 def build_parts(cfg: DictConfig, group: str) -> dict[str, Any]:
     """Instantiate every part of a group (`gates`, `verifiers`, `judges`) by name."""
-    parts = {}
-    for name, node in (cfg.get(group) or {}).items():
-        try:
-            parts[name] = instantiate(node, _convert_="all")
-        except Exception as exc:  # hydra wraps the cause; keep the part's name in front
-            raise ConfigError(
-                f"{group}.{name}: cannot build {node.get('_target_')}: {exc}"
-            ) from exc
-    return parts
+    return {name: _build(f"{group}.{name}", node) for name, node in _items(cfg, group)}
 
 
 def load_data(cfg: DictConfig) -> Any:
@@ -143,14 +177,13 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
     """
     from runner import tracking
     from runner.reporting.manifest import RunInfo
-    from runner.reporting.outputs import write_outputs
+    from runner.reporting.outputs import write_files_and_documents, write_outputs
     from runner.reporting.run_folders import RunFolder, publish
-    from runner.routing.hooks import after_logging, after_outputs
+    from runner.routing.hooks import after_logging
 
-    params = check_config(cfg)
+    study, params, inputs = check_config(cfg)
     keep_runs = check_output_settings(cfg)
     tracking.check(cfg)
-    study = load_study(cfg.study.name)
     overrides = list(hydra_overrides() if overrides is None else overrides)
     folder = RunFolder.create(Path(cfg.paths.output_dir))
     info = RunInfo(run_id=folder.run_id, overrides=overrides)
@@ -162,17 +195,17 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
         data = load_data(cfg)
         if tracked:
             tracked.log_input(data)
-        result = study.run(cfg, data, params)
+        result = study.run(inputs.with_data(data), params)
         result.runtime.setdefault("study_seconds", round(time.perf_counter() - started, 3))
         manifest = write_outputs(
             cfg,
             result,
             data,
             folder.tmp_dir,
-            figures=getattr(study, "figures", None),
+            figures=study.figures,
             run_info=info,
         )
-        after_outputs(study, result, folder.tmp_dir)
+        write_files_and_documents(result, study.documents, folder.tmp_dir)
         after_logging(cfg, result, tracked.run_id if tracked else None, folder.tmp_dir)
         run_dir = publish(folder, keep_runs=keep_runs)
         if tracked:

@@ -76,14 +76,12 @@ class TargetAdaptationConf:
 
 @dataclass
 class BootstrapConf:
-    """`runner.evaluation.bootstrap.group_bootstrap` with its settings bound (a partial).
+    """Group-bootstrap settings: settings, not a part (nothing is instantiated).
 
-    `instantiate(cfg.bootstrap)` returns a callable taking
-    `(y, scores, groups, metrics, strata=None)`.
+    The pipeline hands them to a study typed (`Inputs.bootstrap`), and the study passes
+    them to `runner.evaluation.bootstrap.group_bootstrap` / `resample_weights`.
     """
 
-    _target_: str = "runner.evaluation.bootstrap.group_bootstrap"
-    _partial_: bool = True
     n_resamples: int = 1000
     level: float = 0.95
     seed: int = 13

@@ -120,3 +120,29 @@ def write_outputs(
         out_dir,
     )
     return manifest
+
+
+def write_files_and_documents(
+    result: StudyResult,
+    documents: Callable[[StudyResult, Path], dict[str, str]],
+    out_dir: Path,
+) -> list[str]:
+    """Write the result's extra files and the study's documents; return their names.
+
+    Documents are drawn last, after tables and figures exist, so a report can link them.
+    """
+    written = []
+    for name, obj in (result.files or {}).items():
+        path = Path(out_dir) / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(obj, pd.DataFrame):
+            obj.to_parquet(path, index=False)
+        elif isinstance(obj, bytes):
+            path.write_bytes(obj)
+        else:
+            path.write_text(str(obj))
+        written.append(name)
+    for name, text in documents(result, Path(out_dir)).items():
+        (Path(out_dir) / name).write_text(text)
+        written.append(name)
+    return written

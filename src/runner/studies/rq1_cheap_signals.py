@@ -11,13 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hydra.utils import instantiate
-from omegaconf import DictConfig
-
 from runner.results import StudyResult
 from runner.studies import _ragscope as rs
+from runner.studies.contract import Inputs, Study
 
-PAPER = "ragscope"
 TITLES = {
     "table3": "Table III (zero-shot gates): AUROC and AP per task, macro and combined",
 }
@@ -32,27 +29,34 @@ class Params:
     timing_repeats: int = 5  # timed passes (median reported) after one warm-up
 
 
-def run(cfg: DictConfig, data, params: Params) -> StudyResult:
-    """Score every zero-shot gate and build Table III's cells."""
-    frame = rs.with_features(data.frame, cfg.paths.cache_dir)
-    rs.check_binary_labels(frame, data.name)
-    gates = rs.build_gates(cfg)
-    splitter = instantiate(cfg.split)
-    scores = rs.score_gates(gates, frame, splitter, progress=cfg.progress)
-    stats = rs.bootstrap_scopes(scores, list(gates), cfg.bootstrap)
-    result = StudyResult(scores=scores, titles=dict(TITLES))
-    rs.add_scope_table(result, "table3", stats, list(gates))
-    rs.add_bootstrap_info(result, stats)
-    if params.time_gates:
-        timing = rs.gate_runtime(
-            gates, data.frame, splitter, params.timing_rows, params.timing_repeats
-        )
-        result.runtime["gates"] = timing
-    return result
+class CheapSignals(Study):
+    """RQ1: every configured zero-shot gate on every example (Table III, Figure 2)."""
 
+    name = "rq1_cheap_signals"
+    Params = Params
+    paper = "ragscope"
+    titles = TITLES
 
-def figures(cells):
-    """Figure 2's layout for the zero-shot gates (bars per scope)."""
-    from runner.reporting.figures import scope_bars
+    def run(self, inputs: Inputs, params: Params) -> StudyResult:
+        """Score every zero-shot gate and build Table III's cells."""
+        data, gates = inputs.data, inputs.require("gates")
+        frame = rs.with_features(data.frame, inputs.cache_dir)
+        rs.check_binary_labels(frame, data.name)
+        splitter = inputs.require("split")
+        scores = rs.score_gates(gates, frame, splitter, progress=inputs.progress)
+        stats = rs.bootstrap_scopes(scores, list(gates), inputs.require("bootstrap"))
+        result = StudyResult(scores=scores, titles=dict(TITLES))
+        rs.add_scope_table(result, "table3", stats, list(gates))
+        rs.add_bootstrap_info(result, stats)
+        if params.time_gates:
+            timing = rs.gate_runtime(
+                gates, data.frame, splitter, params.timing_rows, params.timing_repeats
+            )
+            result.runtime["gates"] = timing
+        return result
 
-    return {"fig2_zero_shot": scope_bars(cells, "table3")}
+    def figures(self, cells):
+        """Figure 2's layout for the zero-shot gates (bars per scope)."""
+        from runner.reporting.figures import scope_bars
+
+        return {"fig2_zero_shot": scope_bars(cells, "table3")}

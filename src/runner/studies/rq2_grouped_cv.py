@@ -11,14 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hydra.utils import instantiate
-from omegaconf import DictConfig
-
 from runner.errors import ConfigError
 from runner.results import StudyResult
 from runner.studies import _ragscope as rs
+from runner.studies.contract import Inputs, Study
 
-PAPER = "ragscope"
 TITLES = {
     "table3": "Table III: RAGTruth grouped results (AUROC / AP per task, macro, combined)",
     "table4": "Table IV: paired context-group bootstrap deltas (gate − baseline), 95 % CI",
@@ -56,60 +53,71 @@ def _check(params: Params, gates: dict) -> None:
         )
 
 
-def run(cfg: DictConfig, data, params: Params) -> StudyResult:
-    """Score every gate out of fold, bootstrap all scopes, fill Tables III–V."""
-    gates = rs.build_gates(cfg)
-    _check(params, gates)
-    frame = rs.with_features(data.frame, cfg.paths.cache_dir)
-    rs.check_binary_labels(frame, data.name)
-    splitter = instantiate(cfg.split)
-    scores = rs.score_gates(gates, frame, splitter, progress=cfg.progress)
-    stats = rs.bootstrap_scopes(scores, list(gates), cfg.bootstrap)
+class GroupedCV(Study):
+    """RQ2: learned and zero-shot gates out of fold under grouped CV (Tables III–V)."""
 
-    result = StudyResult(scores=scores, titles=dict(TITLES))
-    rs.add_scope_table(result, "table3", stats, params.table3_gates)
-    for baseline in params.delta_baselines:
-        for scope in stats.scopes():
+    name = "rq2_grouped_cv"
+    Params = Params
+    paper = "ragscope"
+    titles = TITLES
+
+    def check(self, inputs: Inputs, params: Params) -> None:
+        """Every gate a table names is configured."""
+        _check(params, inputs.gates)
+
+    def run(self, inputs: Inputs, params: Params) -> StudyResult:
+        """Score every gate out of fold, bootstrap all scopes, fill Tables III–V."""
+        data, gates, splitter = inputs.data, inputs.require("gates"), inputs.require("split")
+        frame = rs.with_features(data.frame, inputs.cache_dir)
+        rs.check_binary_labels(frame, data.name)
+        scores = rs.score_gates(gates, frame, splitter, progress=inputs.progress)
+        stats = rs.bootstrap_scopes(scores, list(gates), inputs.require("bootstrap"))
+
+        result = StudyResult(scores=scores, titles=dict(TITLES))
+        rs.add_scope_table(result, "table3", stats, params.table3_gates)
+        for baseline in params.delta_baselines:
+            for scope in stats.scopes():
+                for metric in ("auroc", "ap"):
+                    est = stats.delta(params.delta_gate, baseline, metric, scope)
+                    result.add(
+                        "table4",
+                        f"{scope} vs {baseline}",
+                        f"delta {rs.METRIC_LABELS[metric]}",
+                        est.point,
+                        ci=(est.low, est.high),
+                    )
+        for gate in params.ablation_gates:
             for metric in ("auroc", "ap"):
-                est = stats.delta(params.delta_gate, baseline, metric, scope)
+                est = stats.estimate(gate, metric, rs.COMBINED)
                 result.add(
-                    "table4",
-                    f"{scope} vs {baseline}",
-                    f"delta {rs.METRIC_LABELS[metric]}",
-                    est.point,
-                    ci=(est.low, est.high),
+                    "table5", gate, rs.METRIC_LABELS[metric], est.point, ci=(est.low, est.high)
                 )
-    for gate in params.ablation_gates:
-        for metric in ("auroc", "ap"):
-            est = stats.estimate(gate, metric, rs.COMBINED)
-            result.add("table5", gate, rs.METRIC_LABELS[metric], est.point, ci=(est.low, est.high))
-    rs.add_scope_table(result, "all_gates", stats, list(gates))
-    result.titles["all_gates"] = "Every configured gate, out of fold (AUROC / AP)"
-    rs.add_bootstrap_info(result, stats)
-    if params.time_gates:
-        result.runtime["gates"] = rs.gate_runtime(
-            gates, data.frame, splitter, params.timing_rows, params.timing_repeats
+        rs.add_scope_table(result, "all_gates", stats, list(gates))
+        result.titles["all_gates"] = "Every configured gate, out of fold (AUROC / AP)"
+        rs.add_bootstrap_info(result, stats)
+        if params.time_gates:
+            result.runtime["gates"] = rs.gate_runtime(
+                gates, data.frame, splitter, params.timing_rows, params.timing_repeats
+            )
+        return result
+
+    def figures(self, cells):
+        """Figure 2 (AUROC/AP bars per scope) and Figure 3 (AP delta vs ROUGE-L with CIs)."""
+        from runner.reporting.figures import delta_bars, scope_bars
+
+        t3 = cells[cells["table"] == "table3"]
+        gates = list(dict.fromkeys(t3["column"].str.rsplit("/", n=1).str[0]))
+        t4 = cells[cells["table"] == "table4"]
+        base = (
+            "rouge_l"
+            if t4["row"].str.endswith(" vs rouge_l").any()
+            else t4["row"].iloc[0].split(" vs ")[-1]
         )
-    return result
-
-
-def figures(cells):
-    """Figure 2 (AUROC/AP bars per scope) and Figure 3 (AP delta vs ROUGE-L with CIs)."""
-    from runner.reporting.figures import delta_bars, scope_bars
-
-    t3 = cells[cells["table"] == "table3"]
-    gates = list(dict.fromkeys(t3["column"].str.rsplit("/", n=1).str[0]))
-    t4 = cells[cells["table"] == "table4"]
-    base = (
-        "rouge_l"
-        if t4["row"].str.endswith(" vs rouge_l").any()
-        else t4["row"].iloc[0].split(" vs ")[-1]
-    )
-    t4 = t4[t4["row"].str.endswith(f" vs {base}")]
-    order = [r for r in t4["row"].unique() if not r.startswith(("Combined", "Macro"))]
-    order += [r for r in t4["row"].unique() if r.startswith(("Combined", "Macro"))]
-    t4 = t4.set_index("row").loc[order].reset_index()
-    return {
-        "fig2_grouped_performance": scope_bars(cells, "table3", gates=gates),
-        "fig3_ap_delta": delta_bars(t4, "table4", "delta AP", f"AP delta vs {base} (95 % CI)"),
-    }
+        t4 = t4[t4["row"].str.endswith(f" vs {base}")]
+        order = [r for r in t4["row"].unique() if not r.startswith(("Combined", "Macro"))]
+        order += [r for r in t4["row"].unique() if r.startswith(("Combined", "Macro"))]
+        t4 = t4.set_index("row").loc[order].reset_index()
+        return {
+            "fig2_grouped_performance": scope_bars(cells, "table3", gates=gates),
+            "fig3_ap_delta": delta_bars(t4, "table4", "delta AP", f"AP delta vs {base} (95 % CI)"),
+        }

@@ -1,0 +1,160 @@
+"""The study contract: what a study receives, what it must provide, and the registry.
+
+Why a declared contract: the pipeline builds everything a study works with from the config
+(data, gates, verifiers, judges, splitters, bootstrap settings, the HRI configuration) and
+hands it over as one typed `Inputs`; the study reads as the paper's recipe and never sees
+Hydra, OmegaConf or a file path it must open itself. A study is one class:
+
+    class Rq1CheapSignals(Study):
+        name = "rq1_cheap_signals"      # `study.name` in conf/experiment/<name>.yaml
+        Params = Rq1Params              # dataclass: typed `study.params`
+        paper = "ragscope"              # experiments/<paper>/ holds the published values
+        titles = {"table3": "..."}      # table id -> title
+
+        def run(self, inputs, params): ...      # -> StudyResult
+
+and optionally `check` (settings that can fail before any data is read), `figures` (drawn
+from long-format cells alone, so `make tables` can redraw them) and `documents` (files
+drawn after the figures exist, e.g. ``report.md``). Defining the class registers it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, ClassVar
+
+from runner.errors import ConfigError
+from runner.results import StudyResult
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Everything a study works with, built by `runner.pipeline` from the composed config.
+
+    Attributes
+    ----------
+    experiment : str
+        The experiment's name (``conf/experiment/<name>.yaml``).
+    seed : int
+        The master seed; every other seed in the config follows it unless overridden.
+    progress : bool
+        Whether long loops show progress bars.
+    cache_dir : str or None
+        Root of the on-disk caches (features, judge answers).
+    data : LoadedData or None
+        The loaded dataset; None while `Study.check` runs (no data is read before it) and
+        for studies that need none.
+    bootstrap : BootstrapConf or None
+        Group-bootstrap settings (``n_resamples``, ``level``, ``seed``).
+    split : splitter or None
+        The cross-validation splitter of ``split``.
+    splits : dict of str -> splitter
+        Further named splitters (``splits.<name>``), e.g. RQ5's leave-source-out and
+        target-adaptation designs.
+    gates, verifiers, judges : dict of str -> part
+        Built parts, in config order.
+    span_detector : SpanDetector or None
+    hri : HRIConfig or None
+        The validated HRI configuration (``hri`` group).
+    routing : RoutingConf or None
+        The routing contract (``routing`` group), typed.
+    tracking : TrackingConf or None
+        Where runs and registered models live (routing studies load models from there).
+    """
+
+    experiment: str
+    seed: int
+    progress: bool = False
+    cache_dir: str | None = None
+    data: Any = None
+    bootstrap: Any = None
+    split: Any = None
+    splits: dict[str, Any] = field(default_factory=dict)
+    gates: dict[str, Any] = field(default_factory=dict)
+    verifiers: dict[str, Any] = field(default_factory=dict)
+    judges: dict[str, Any] = field(default_factory=dict)
+    span_detector: Any = None
+    hri: Any = None
+    routing: Any = None
+    tracking: Any = None
+
+    def with_data(self, data: Any) -> Inputs:
+        """The same inputs with the loaded dataset."""
+        return replace(self, data=data)
+
+    def require(self, what: str) -> Any:
+        """A configured input, or a `ConfigError` naming the missing config group."""
+        value = getattr(self, what)
+        if value is None or value == {}:
+            raise ConfigError(
+                f"experiment {self.experiment!r} configures no {what}: this study needs it "
+                f"(add a `{what}` entry to conf/experiment/{self.experiment}.yaml)"
+            )
+        return value
+
+
+class Study(ABC):
+    """Base class of every study; defining a subclass with a `name` registers it."""
+
+    name: ClassVar[str]
+    Params: ClassVar[type]
+    paper: ClassVar[str | None] = None
+    paper_datasets: ClassVar[tuple[str, ...] | None] = None  # None: every dataset compares
+    titles: ClassVar[dict[str, str]] = {}
+
+    registry: ClassVar[dict[str, type[Study]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__:
+            Study.registry[cls.name] = cls
+
+    def check(self, inputs: Inputs, params: Any) -> None:  # noqa: B027 (optional hook)
+        """Settings that can fail before any data is read (`inputs.data` is None here)."""
+
+    @abstractmethod
+    def run(self, inputs: Inputs, params: Any) -> StudyResult:
+        """Compute the study's cells, scores and runtime from built inputs."""
+
+    def figures(self, cells: Any) -> dict[str, Any]:
+        """Figures drawn from the long-format cells alone (name -> matplotlib figure)."""
+        return {}
+
+    def documents(self, result: StudyResult, out_dir: Path) -> dict[str, str]:
+        """Documents written after the figures exist (file name -> text)."""
+        return {}
+
+
+def load_study(name: str) -> Study:
+    """The study registered as `name` (importing `runner.studies.<name>`)."""
+    if name not in Study.registry:
+        try:
+            importlib.import_module(f"runner.studies.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"runner.studies.{name}":
+                raise
+            raise ConfigError(
+                f"study.name={name!r}: no module runner.studies.{name} "
+                f"(available: {', '.join(available_studies())})"
+            ) from exc
+    cls = Study.registry.get(name)
+    if cls is None:
+        raise ConfigError(
+            f"runner.studies.{name} defines no Study subclass named {name!r}: not a study module"
+        )
+    return cls()
+
+
+def available_studies() -> list[str]:
+    """Names of the study modules shipped with the runner."""
+    import runner.studies as pkg
+
+    return sorted(
+        m.name
+        for m in pkgutil.iter_modules(pkg.__path__)
+        if not m.name.startswith("_") and m.name != "contract"
+    )
