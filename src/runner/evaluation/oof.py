@@ -163,3 +163,31 @@ def out_of_fold(
         out = out.sort_values("_row", kind="stable")
     out = out.drop(columns="_row").reset_index(drop=True)
     return out.rename(columns={id_col: "example_id"})[["example_id", "fold", *names]]
+
+
+ID_COLUMNS = ["example_id", "group_id", "task", "source", "label"]
+
+
+def score_gates(
+    gates: Mapping[str, Any],
+    frame: pd.DataFrame,
+    splitter: Any,
+    progress: bool = True,
+    group_col: str = "group_id",
+) -> pd.DataFrame:
+    """Per-example risk of every gate: out of fold for gates that fit, direct otherwise.
+
+    `group_col` is the unit no fold may split (checked on every fold); `example_id` makes
+    every row its own unit (a row-level CV). Returns the id columns, `fold` and one column
+    per gate, in the frame's row order.
+    """
+    scores = out_of_fold(dict(gates), frame, splitter, progress=progress, group_col=group_col)
+    ids = frame[[c for c in ID_COLUMNS if c in frame.columns]].reset_index(drop=True)
+    merged = ids.merge(scores, on="example_id", how="left", validate="one_to_one")
+    missing = merged[list(gates)].isna().any(axis=1)
+    if missing.any():
+        raise ValueError(
+            f"{int(missing.sum())} rows got no out-of-fold score "
+            f"(first: {merged.loc[missing, 'example_id'].iloc[0]})"
+        )
+    return merged

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import numbers
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
+
+import pandas as pd
 
 
 def _count(value: object, name: str, minimum: int) -> int:
@@ -66,3 +68,49 @@ def measure_ms_per_example(
         "warmup": warmup,
         "timer": "time.perf_counter",
     }
+
+
+def gate_runtime(
+    gates: Mapping[str, Any], frame: pd.DataFrame, splitter: Any, timing_rows: int, repeats: int
+) -> dict[str, Any]:
+    """ms/example of complete inference for each gate, from raw text.
+
+    Features are recomputed from the raw question/context/answer (no cache), so the
+    figure is what a deployment pays per example. Fitted gates are fitted on the first
+    training fold (not timed) and timed scoring that fold's held-out rows.
+    """
+    from sklearn.base import clone
+
+    fold = next(iter(splitter.folds(frame)))
+    raw_cols = [
+        c
+        for c in [
+            "example_id",
+            "group_id",
+            "task",
+            "source",
+            "question",
+            "context",
+            "answer",
+            "label",
+        ]
+        if c in frame.columns
+    ]
+    test_raw = frame.iloc[fold.test_idx][raw_cols].reset_index(drop=True)
+    if timing_rows and len(test_raw) > timing_rows:
+        test_raw = test_raw.iloc[:timing_rows]
+    train = frame.iloc[fold.train_idx]
+    out: dict[str, Any] = {}
+    for name, gate in gates.items():
+        fitted = gate
+        if getattr(gate, "needs_fit", False):
+            fitted = clone(gate).fit(train, train["label"].to_numpy())
+        timing = measure_ms_per_example(
+            lambda g=fitted: g.score(test_raw), len(test_raw), repeats=repeats, warmup=1
+        )
+        out[name] = {
+            **timing,
+            "rows": len(test_raw),
+            "includes": "feature extraction from raw text + scoring",
+        }
+    return out

@@ -26,6 +26,7 @@ from runner.features.family import (
     SUPPORT_FEATURE_NAMES,
     lexical_features,
     validate_texts,
+    with_lexical_features,
 )
 from runner.features.support import rouge_l_risk, token_f1_risk
 from runner.features.tfidf import TFIDF_FEATURE_NAMES, TfidfSupport
@@ -58,4 +59,5 @@ __all__ = [
     "token_f1_risk",
     "uncovered_fraction",
     "validate_texts",
+    "with_lexical_features",
 ]

@@ -169,3 +169,11 @@ def lexical_features(
     if path is not None:
         cache.save(path, result)
     return result
+
+
+def with_lexical_features(frame: pd.DataFrame, cache_dir: str | None) -> pd.DataFrame:
+    """The frame plus its lexical feature columns, computed once (and cached on disk)."""
+    feats = lexical_features(frame, cache_dir=cache_dir)
+    overlap = [c for c in feats.columns if c in frame.columns]
+    base = frame.drop(columns=overlap)
+    return pd.concat([base, feats], axis=1)

@@ -3,7 +3,7 @@
 Why one module: `operating_report` shows it for every configured gate and `fit_gate` stores
 the chosen gate's part of it in the registered model's metadata, so the promise a model
 carries is computed by the same code as the report a team reads. Scores are out of fold
-under grouped CV; intervals resample context groups (`runner.studies._ragscope`); with two
+under grouped CV; intervals resample context groups (`runner.evaluation.scopes`); with two
 or more sources, leave-source-out rows (train on the others) and target-label rows (k
 labelled rows of the source only, RQ5's sampler) show whether the ranking transfers.
 """
@@ -22,6 +22,7 @@ import pandas as pd
 from omegaconf import DictConfig
 from sklearn.base import clone
 
+from runner.evaluation import scopes as rs
 from runner.evaluation.bootstrap import group_bootstrap
 from runner.evaluation.metrics import (
     auroc,
@@ -29,6 +30,7 @@ from runner.evaluation.metrics import (
     average_precision,
     average_precision_batched,
 )
+from runner.evaluation.oof import score_gates
 from runner.evaluation.operating import (
     accepted_risk,
     accepted_risk_batched,
@@ -37,7 +39,6 @@ from runner.evaluation.operating import (
 )
 from runner.evaluation.splits import LeaveSourceOut, TargetAdaptation
 from runner.results import StudyResult
-from runner.studies import _ragscope as rs
 
 COMBINED = rs.COMBINED
 TITLES = {
@@ -122,7 +123,7 @@ def add_source_shift(
     progress: bool,
 ) -> None:
     """Leave-source-out rows for every gate, target-label rows for gates that fit."""
-    loso = rs.score_gates(gates, frame, LeaveSourceOut(column="source"), progress=progress)
+    loso = score_gates(gates, frame, LeaveSourceOut(column="source"), progress=progress)
     metrics = metric_set([review_budget], [accept_budget])
     for source in sorted(loso["source"].astype(str).unique()):
         sub = loso[loso["source"].astype(str) == source]

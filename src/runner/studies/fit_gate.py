@@ -20,13 +20,15 @@ from omegaconf import DictConfig, OmegaConf
 from sklearn.base import clone
 
 from runner.errors import ConfigError
+from runner.evaluation import scopes as rs
+from runner.evaluation.oof import score_gates
+from runner.features import with_lexical_features
 from runner.results import StudyResult
 from runner.routing import report as rp
 from runner.routing.config import RoutingConf, check_routing
 from runner.routing.model import INPUT_FIELDS, RoutingModel
 from runner.routing.registry import ModelSpec
 from runner.routing.thresholds import contract_thresholds
-from runner.studies import _ragscope as rs
 from runner.studies.operating_report import require_labels
 
 log = logging.getLogger(__name__)
@@ -79,8 +81,8 @@ def run(cfg: DictConfig, data, params: Params) -> StudyResult:
     require_labels(data, "fit_gate")
     name = routing.gate
     gate = rs.build_gates(cfg)[name]
-    frame = rs.with_features(data.frame, cfg.paths.cache_dir).reset_index(drop=True)
-    scores = rs.score_gates({name: gate}, frame, instantiate(cfg.split), progress=cfg.progress)
+    frame = with_lexical_features(data.frame, cfg.paths.cache_dir).reset_index(drop=True)
+    scores = score_gates({name: gate}, frame, instantiate(cfg.split), progress=cfg.progress)
     y, risk = scores["label"].to_numpy(), scores[name].to_numpy(float)
     thresholds, rc = contract_thresholds(
         y,

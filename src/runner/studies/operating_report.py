@@ -16,10 +16,13 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig
 
 from runner.errors import ConfigError, DataError
+from runner.evaluation import scopes as rs
+from runner.evaluation.oof import score_gates
 from runner.evaluation.operating import accepted_risk_grid, review_precision_grid
+from runner.evaluation.timing import gate_runtime
+from runner.features import with_lexical_features
 from runner.results import StudyResult
 from runner.routing import report as rp
-from runner.studies import _ragscope as rs
 
 TITLES = {
     **rp.TITLES,
@@ -70,9 +73,9 @@ def run(cfg: DictConfig, data, params: Params) -> StudyResult:
     """Score every gate out of fold and report the operating points with intervals."""
     require_labels(data, "operating_report")
     gates = rs.build_gates(cfg)
-    frame = rs.with_features(data.frame, cfg.paths.cache_dir).reset_index(drop=True)
+    frame = with_lexical_features(data.frame, cfg.paths.cache_dir).reset_index(drop=True)
     splitter = instantiate(cfg.split)
-    scores = rs.score_gates(gates, frame, splitter, progress=cfg.progress)
+    scores = score_gates(gates, frame, splitter, progress=cfg.progress)
     result = StudyResult(scores=scores, titles=dict(TITLES))
     rp.add_operating_table(
         result, scores, list(gates), cfg.bootstrap, params.review_budgets, params.accept_budgets
@@ -99,7 +102,7 @@ def run(cfg: DictConfig, data, params: Params) -> StudyResult:
             cfg.progress,
         )
     if params.time_gates:
-        result.runtime["gates"] = rs.gate_runtime(
+        result.runtime["gates"] = gate_runtime(
             gates, frame, splitter, params.timing_rows, params.timing_repeats
         )
     result.extra["data.json"] = {

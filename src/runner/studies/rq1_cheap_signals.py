@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from runner.evaluation import scopes as rs
+from runner.evaluation.oof import score_gates
+from runner.evaluation.timing import gate_runtime
+from runner.features import with_lexical_features
 from runner.results import StudyResult
-from runner.studies import _ragscope as rs
 from runner.studies.contract import Inputs, Study
 
 TITLES = {
@@ -40,16 +43,16 @@ class CheapSignals(Study):
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
         """Score every zero-shot gate and build Table III's cells."""
         data, gates = inputs.data, inputs.require("gates")
-        frame = rs.with_features(data.frame, inputs.cache_dir)
+        frame = with_lexical_features(data.frame, inputs.cache_dir)
         rs.check_binary_labels(frame, data.name)
         splitter = inputs.require("split")
-        scores = rs.score_gates(gates, frame, splitter, progress=inputs.progress)
+        scores = score_gates(gates, frame, splitter, progress=inputs.progress)
         stats = rs.bootstrap_scopes(scores, list(gates), inputs.require("bootstrap"))
         result = StudyResult(scores=scores, titles=dict(TITLES))
         rs.add_scope_table(result, "table3", stats, list(gates))
         rs.add_bootstrap_info(result, stats)
         if params.time_gates:
-            timing = rs.gate_runtime(
+            timing = gate_runtime(
                 gates, data.frame, splitter, params.timing_rows, params.timing_repeats
             )
             result.runtime["gates"] = timing

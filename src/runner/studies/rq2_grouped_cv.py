@@ -12,8 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from runner.errors import ConfigError
+from runner.evaluation import scopes as rs
+from runner.evaluation.oof import score_gates
+from runner.evaluation.timing import gate_runtime
+from runner.features import with_lexical_features
 from runner.results import StudyResult
-from runner.studies import _ragscope as rs
 from runner.studies.contract import Inputs, Study
 
 TITLES = {
@@ -68,9 +71,9 @@ class GroupedCV(Study):
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
         """Score every gate out of fold, bootstrap all scopes, fill Tables III–V."""
         data, gates, splitter = inputs.data, inputs.require("gates"), inputs.require("split")
-        frame = rs.with_features(data.frame, inputs.cache_dir)
+        frame = with_lexical_features(data.frame, inputs.cache_dir)
         rs.check_binary_labels(frame, data.name)
-        scores = rs.score_gates(gates, frame, splitter, progress=inputs.progress)
+        scores = score_gates(gates, frame, splitter, progress=inputs.progress)
         stats = rs.bootstrap_scopes(scores, list(gates), inputs.require("bootstrap"))
 
         result = StudyResult(scores=scores, titles=dict(TITLES))
@@ -96,7 +99,7 @@ class GroupedCV(Study):
         result.titles["all_gates"] = "Every configured gate, out of fold (AUROC / AP)"
         rs.add_bootstrap_info(result, stats)
         if params.time_gates:
-            result.runtime["gates"] = rs.gate_runtime(
+            result.runtime["gates"] = gate_runtime(
                 gates, data.frame, splitter, params.timing_rows, params.timing_repeats
             )
         return result

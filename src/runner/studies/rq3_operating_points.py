@@ -17,9 +17,11 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig
 
 from runner.errors import ConfigError
+from runner.evaluation import scopes as rs
+from runner.evaluation.oof import score_gates
 from runner.evaluation.operating import accepted_risk_batched, review_precision_batched
+from runner.features import with_lexical_features
 from runner.results import StudyResult
-from runner.studies import _ragscope as rs
 
 PAPER = "ragscope"
 TITLES = {
@@ -68,10 +70,10 @@ def run(cfg: DictConfig, data, params: Params) -> StudyResult:
     """Score gates out of fold and evaluate the fixed operating points with CIs."""
     gates = rs.build_gates(cfg)
     _check(params, gates)
-    frame = rs.with_features(data.frame, cfg.paths.cache_dir)
+    frame = with_lexical_features(data.frame, cfg.paths.cache_dir)
     rs.check_binary_labels(frame, data.name)
     splitter = instantiate(cfg.split)
-    scores = rs.score_gates(gates, frame, splitter, progress=cfg.progress)
+    scores = score_gates(gates, frame, splitter, progress=cfg.progress)
 
     review_col = f"review precision@{_pct(params.rho)}%"
     accept_col = f"accepted risk@{_pct(params.alpha)}%"

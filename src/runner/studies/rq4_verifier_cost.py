@@ -6,7 +6,7 @@ configured verifiers (DeBERTa-NLI on the top-3 sentences, HHEM on the full conte
 to 512 tokens, the HHEM top-3 ablation, LettuceDetect). Columns: combined AUROC and AP
 with 95 % context-group bootstrap intervals, and ms/example of complete local inference.
 
-Cost. Gates are timed by `runner.studies._ragscope.gate_runtime` (features from raw text +
+Cost. Gates are timed by `runner.evaluation.scopes.gate_runtime` (features from raw text +
 scoring, on the first test fold); verifiers by `runner.verifiers.runtime.time_scoring`
 (evidence selection + tokenisation + forward passes, model loading excluded) on one
 seeded, task-stratified sample of ``timing_sample`` rows, the same rows for every
@@ -34,8 +34,11 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig
 
 from runner.errors import ConfigError
+from runner.evaluation import scopes as rs
+from runner.evaluation.oof import score_gates
+from runner.evaluation.timing import gate_runtime
+from runner.features import with_lexical_features
 from runner.results import StudyResult
-from runner.studies import _ragscope as rs
 from runner.verifiers.encoding import TruncationStats
 from runner.verifiers.runtime import time_scoring, timing_sample
 
@@ -136,10 +139,10 @@ def run(cfg: DictConfig, data, params: Params) -> StudyResult:
     verifiers = {
         name: instantiate(cfg.verifiers[name], _convert_="all") for name in params.verifiers
     }
-    frame = rs.with_features(data.frame, cfg.paths.cache_dir)
+    frame = with_lexical_features(data.frame, cfg.paths.cache_dir)
     rs.check_binary_labels(frame, data.name)
     splitter = instantiate(cfg.split)
-    scores = rs.score_gates(
+    scores = score_gates(
         {g: gates[g] for g in params.gates}, frame, splitter, progress=cfg.progress
     )
 
@@ -170,7 +173,7 @@ def run(cfg: DictConfig, data, params: Params) -> StudyResult:
 
     stats = rs.bootstrap_scopes(scores, [*params.gates, *accurate], cfg.bootstrap)
     result = StudyResult(scores=scores, titles=dict(TITLES), runtime=runtime)
-    gate_cost = rs.gate_runtime(
+    gate_cost = gate_runtime(
         {g: gates[g] for g in params.gates},
         data.frame,
         splitter,

@@ -37,12 +37,14 @@ from sklearn.base import clone
 from tqdm.auto import tqdm
 
 from runner.errors import ConfigError
+from runner.evaluation import scopes as rs
 from runner.evaluation.bootstrap import group_bootstrap, standard_metrics
 from runner.evaluation.metrics import auroc, average_precision
+from runner.evaluation.oof import score_gates
 from runner.evaluation.splits import LeaveSourceOut, TargetAdaptation
+from runner.features import with_lexical_features
 from runner.reporting.reproduction import TITLES_FILE
 from runner.results import StudyResult
-from runner.studies import _ragscope as rs
 
 PAPER = "ragscope"
 PAPER_DATASETS = ("halubench",)  # Table VIII is HaluBench; other data sets have no paper row
@@ -142,7 +144,7 @@ def run(cfg: DictConfig, data, params: Params) -> StudyResult:
                 f"study.params.{role}={name!r} is not a configured gate "
                 f"(configured: {sorted(gates)})"
             )
-    frame = rs.with_features(data.frame, cfg.paths.cache_dir).reset_index(drop=True)
+    frame = with_lexical_features(data.frame, cfg.paths.cache_dir).reset_index(drop=True)
     rs.check_binary_labels(frame, data.name)
     sources = sorted(frame["source"].astype(str).unique())
     if len(sources) < params.min_sources:
@@ -159,7 +161,7 @@ def run(cfg: DictConfig, data, params: Params) -> StudyResult:
     # 1. in-domain CV
     splitter = instantiate(cfg.split)
     unit = _in_domain_unit(splitter, params)
-    in_domain = rs.score_gates(pair, frame, splitter, progress=cfg.progress, group_col=unit)
+    in_domain = score_gates(pair, frame, splitter, progress=cfg.progress, group_col=unit)
     result.titles["table8_in_domain"] = _in_domain_title(splitter, unit)
     for gate in (cal, zero):
         a, p = _metrics(in_domain["label"].to_numpy(), in_domain[gate].to_numpy())
@@ -167,7 +169,7 @@ def run(cfg: DictConfig, data, params: Params) -> StudyResult:
         result.add("table8_in_domain", gate, "AP", p)
 
     # 2. leave one source out
-    loso = rs.score_gates(pair, frame, LeaveSourceOut(column="source"), progress=cfg.progress)
+    loso = score_gates(pair, frame, LeaveSourceOut(column="source"), progress=cfg.progress)
     loso = loso.rename(columns={cal: "cross_source", zero: "zero_shot"})
     boot_metrics = {k: v for k, v in standard_metrics().items() if k in ("auroc", "ap")}
     zero_by_source, cross_by_source = {}, {}

@@ -1,28 +1,25 @@
-"""Machinery shared by the RAGScope studies: score gates out of fold, bootstrap by scope.
+"""Scores by scope: each task, the macro average over tasks, and the pooled "Combined" queue.
 
-Why one module: RQ1–RQ4 report the same scopes (each task, the macro average over tasks,
-and the pooled "Combined" queue) with the same interval rules, so the scope logic, the
-bootstrap calls and the runtime measurement are written once.
+Why one module: every RAGScope-style table (RQ1–RQ4, the operating report, a fitted
+gate's promises) reports the same scopes with the same interval rules, so the scope logic
+and the bootstrap calls are written once.
 
 Scopes and intervals. "Combined" resamples all context groups with replacement (the
 paper's pooled bootstrap); each task resamples that task's groups; "Macro" is the mean of
 the per-task metrics on the same task-stratified resample. Paired deltas compare two gates
-on the same resamples. Zero-shot gates are scored once on every row; gates that fit
-(TF-IDF, logistic) are scored out of fold by `runner.evaluation.oof.out_of_fold`.
+on the same resamples (`runner.evaluation.bootstrap`).
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from hydra.utils import instantiate
-from omegaconf import DictConfig
 
+from runner.errors import DataError
 from runner.evaluation.bootstrap import (
     MACRO,
     POOLED,
@@ -31,12 +28,8 @@ from runner.evaluation.bootstrap import (
     group_bootstrap,
     standard_metrics,
 )
-from runner.evaluation.oof import out_of_fold
-from runner.evaluation.timing import measure_ms_per_example
-from runner.features import lexical_features
+from runner.evaluation.config import BootstrapConf
 from runner.results import StudyResult
-
-log = logging.getLogger(__name__)
 
 COMBINED = "Combined"
 MACRO_ROW = "Macro"
@@ -46,41 +39,7 @@ METRIC_LABELS = {
     "review_precision": "review precision",
     "accepted_risk": "accepted risk",
 }
-ID_COLUMNS = ["example_id", "group_id", "task", "source", "label"]
 TASK_ORDER = ("QA", "Summary", "Data2txt")  # RAGTruth's order in the paper's tables
-
-
-def with_features(frame: pd.DataFrame, cache_dir: str | None) -> pd.DataFrame:
-    """The frame plus its lexical feature columns, computed once (and cached on disk)."""
-    feats = lexical_features(frame, cache_dir=cache_dir)
-    overlap = [c for c in feats.columns if c in frame.columns]
-    base = frame.drop(columns=overlap)
-    return pd.concat([base, feats], axis=1)
-
-
-def score_gates(
-    gates: Mapping[str, Any],
-    frame: pd.DataFrame,
-    splitter: Any,
-    progress: bool = True,
-    group_col: str = "group_id",
-) -> pd.DataFrame:
-    """Per-example risk of every gate: out of fold for gates that fit, direct otherwise.
-
-    `group_col` is the unit no fold may split (checked on every fold); `example_id` makes
-    every row its own unit (a row-level CV). Returns the id columns, `fold` and one column
-    per gate, in the frame's row order.
-    """
-    scores = out_of_fold(dict(gates), frame, splitter, progress=progress, group_col=group_col)
-    ids = frame[[c for c in ID_COLUMNS if c in frame.columns]].reset_index(drop=True)
-    merged = ids.merge(scores, on="example_id", how="left", validate="one_to_one")
-    missing = merged[list(gates)].isna().any(axis=1)
-    if missing.any():
-        raise ValueError(
-            f"{int(missing.sum())} rows got no out-of-fold score "
-            f"(first: {merged.loc[missing, 'example_id'].iloc[0]})"
-        )
-    return merged
 
 
 @dataclass(frozen=True)
@@ -116,7 +75,7 @@ class ScopeStats:
 def bootstrap_scopes(
     scores: pd.DataFrame,
     gates: Sequence[str],
-    boot: DictConfig,
+    boot: BootstrapConf,
     metrics: Mapping[str, Any] | None = None,
 ) -> ScopeStats:
     """Group-bootstrap every gate in every scope with one set of resamples per call."""
@@ -178,62 +137,15 @@ def _boot_info(res: BootstrapResult) -> dict[str, Any]:
     }
 
 
-def build_gates(cfg: DictConfig) -> dict[str, Any]:
-    """Instantiate the experiment's gates, keeping config order."""
-    return {name: instantiate(node, _convert_="all") for name, node in cfg.gates.items()}
-
-
-def gate_runtime(
-    gates: Mapping[str, Any], frame: pd.DataFrame, splitter: Any, timing_rows: int, repeats: int
-) -> dict[str, Any]:
-    """ms/example of complete inference for each gate, from raw text.
-
-    Features are recomputed from the raw question/context/answer (no cache), so the
-    figure is what a deployment pays per example. Fitted gates are fitted on the first
-    training fold (not timed) and timed scoring that fold's held-out rows.
-    """
-    from sklearn.base import clone
-
-    fold = next(iter(splitter.folds(frame)))
-    raw_cols = [
-        c
-        for c in [
-            "example_id",
-            "group_id",
-            "task",
-            "source",
-            "question",
-            "context",
-            "answer",
-            "label",
-        ]
-        if c in frame.columns
-    ]
-    test_raw = frame.iloc[fold.test_idx][raw_cols].reset_index(drop=True)
-    if timing_rows and len(test_raw) > timing_rows:
-        test_raw = test_raw.iloc[:timing_rows]
-    train = frame.iloc[fold.train_idx]
-    out: dict[str, Any] = {}
-    for name, gate in gates.items():
-        fitted = gate
-        if getattr(gate, "needs_fit", False):
-            fitted = clone(gate).fit(train, train["label"].to_numpy())
-        timing = measure_ms_per_example(
-            lambda g=fitted: g.score(test_raw), len(test_raw), repeats=repeats, warmup=1
-        )
-        out[name] = {
-            **timing,
-            "rows": len(test_raw),
-            "includes": "feature extraction from raw text + scoring",
-        }
-    return out
-
-
 def check_binary_labels(frame: pd.DataFrame, name: str) -> None:
     """Fail before any work when the labels cannot support AUROC/AP."""
     counts = frame["label"].value_counts().to_dict()
     if set(counts) != {0, 1}:
-        raise ValueError(f"data set {name}: labels {counts}; AUROC/AP need both classes")
+        raise DataError(
+            f"data set {name}: labels {counts}; AUROC/AP need both classes "
+            "(1 = unfaithful, 0 = faithful)",
+            field="label",
+        )
 
 
 def task_order(frame: pd.DataFrame) -> list[str]:
