@@ -16,8 +16,8 @@ import numpy as np
 from runner.data.hri_records import Response
 from runner.errors import DataError
 from runner.evaluation.bootstrap import resample_weights
+from runner.evaluation.config import BootstrapConf
 from runner.hri.calibration_tables import (
-    Boot,
     Targets,
     band_and_cutoff_cells,
     ranking_cells,
@@ -37,7 +37,7 @@ def calibrate_collection(
     aggregations: Sequence[str],
     baseline: str,
     targets: Targets,
-    boot: Boot,
+    boot: BootstrapConf,
     seed: list[int],
     summary: dict[str, Any],
 ) -> dict[str, Any]:

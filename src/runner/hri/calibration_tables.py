@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from omegaconf import DictConfig
 
 from runner.errors import ConfigError
 from runner.evaluation import calibration as cal
@@ -28,15 +27,6 @@ from runner.hri.scoring import band_for
 from runner.results import StudyResult
 
 METRICS = ("AUROC", "AP")
-
-
-@dataclass(frozen=True)
-class Boot:
-    """Bootstrap settings: resamples, interval level, seed."""
-
-    n_resamples: int
-    level: float
-    seed: int
 
 
 @dataclass(frozen=True)
@@ -87,27 +77,6 @@ def check_aggregations(aggregations: Sequence[str], baseline: str) -> None:
             f"study.params.baseline={baseline!r} must be one of the aggregations "
             f"{list(aggregations)}"
         )
-
-
-def bootstrap_settings(cfg: DictConfig) -> Boot:
-    """``cfg.bootstrap`` (seed null → ``cfg.seed``), checked; ConfigError when unusable."""
-    node = cfg.get("bootstrap")
-    if node is None:
-        raise ConfigError(
-            "bootstrap: no bootstrap settings (n_resamples, level, seed) in the config"
-        )
-    seed = node.get("seed")
-    if seed is None:
-        seed = cfg.get("seed")
-    n = node.get("n_resamples")
-    level = node.get("level", 0.95)
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ConfigError(f"bootstrap.n_resamples must be a positive integer, got {n!r}")
-    if not 0 < float(level) < 1:
-        raise ConfigError(f"bootstrap.level must lie in (0, 1), got {level!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ConfigError(f"bootstrap.seed (or seed) must be an integer, got {seed!r}")
-    return Boot(int(n), float(level), int(seed))
 
 
 def scaled(t: float, scale: float) -> float | None:

@@ -19,6 +19,7 @@ from runner.data.hri_records import Response
 from runner.errors import ConfigError, DataError
 from runner.evaluation import calibration as cal
 from runner.evaluation.bootstrap import resample_weights
+from runner.evaluation.config import BootstrapConf
 from runner.evaluation.intervals import percentile_interval
 from runner.hri import calibration_tables as ct
 from runner.results import StudyResult
@@ -64,7 +65,7 @@ def scope_tables(
     responses: list[Response],
     ref_name: str,
     aggregations: list[str],
-    boot: ct.Boot,
+    boot: BootstrapConf,
     seed: list[int],
 ) -> dict[str, Any]:
     """Ranking and delta tables of one scope (the systems covering all its responses)."""

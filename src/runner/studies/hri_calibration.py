@@ -152,7 +152,7 @@ def run(cfg: DictConfig, data: LoadedData, params: Params) -> StudyResult:
     if data is None:
         raise ConfigError("hri_calibration needs a dataset: set `override /dataset: factbench`")
     config = load_hri_config(cfg.get("hri"))
-    boot = ct.bootstrap_settings(cfg)
+    boot = inputs.require("bootstrap")  # TODO(contract): converted by the study's owner
     responses = responses_from_frame(data.frame)
     for r in responses:
         if r.outcome is None:

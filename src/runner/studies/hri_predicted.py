@@ -127,7 +127,7 @@ def run(cfg: DictConfig, data: LoadedData, params: Params) -> StudyResult:
             raise ConfigError(f"judge name {s1_name!r} clashes with the span detector's name")
     config = load_hri_config(cfg.get("hri"))
     mapping = pl.verdict_labels(params.verdict_labels, config)
-    boot = ct.bootstrap_settings(cfg)
+    boot = inputs.require("bootstrap")  # TODO(contract): converted by the study's owner
     responses, references = pt.collection_responses(data, params.collection)
     has_s1 = cfg.get("span_detector") is not None
     s1_resp = (
