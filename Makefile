@@ -65,9 +65,10 @@ bench:  ## cost benchmarks: ratios against a baseline measured in the same proce
 	$(PY) scripts/bench_judges.py --claims 24 --chunk 8 \
 		--out artifacts/bench/judges.json   # both SmolLM2 judge setups, today's path vs the new one
 
-lint:  ## ruff check + format check
+lint:  ## ruff check + format check + the import contracts of docs/architecture.md
 	$(PY) -m ruff check src tests scripts
 	$(PY) -m ruff format --check src tests scripts
+	.venv/bin/lint-imports --no-cache
 
 format:
 	$(PY) -m ruff format src tests scripts
