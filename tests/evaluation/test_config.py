@@ -14,7 +14,7 @@ from hydra.errors import ConfigCompositionException
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-from runner.evaluation.bootstrap import BootstrapResult
+from runner.evaluation.bootstrap import BootstrapResult, group_bootstrap
 from runner.evaluation.config import SCHEMAS
 from runner.evaluation.metrics import auroc_batched
 from runner.evaluation.splits import GroupedKFold, KFold, LeaveSourceOut, TargetAdaptation
@@ -40,7 +40,13 @@ def compose_group():
         cs.store(group=group, name=name, node=_schema(spec))
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        yield lambda group, name, *over: compose(overrides=[f"+{group}={name}", *over])[group]
+
+        def composed(group, name, *over):
+            root = compose(overrides=["+seed=13", f"+{group}={name}", *over])
+            OmegaConf.resolve(root)  # `${seed}` points at the root, which the group leaves
+            return root[group]
+
+        yield composed
     GlobalHydra.instance().clear()
 
 
@@ -80,10 +86,13 @@ def test_split_configs_instantiate_their_splitter_with_yaml_values(compose_group
     obj = instantiate(cfg)
     assert type(obj) is cls
     raw = OmegaConf.load(CONF / group / f"{file}.yaml")
-    for key, value in raw.items():
+    for key in raw:
         if key not in {"defaults", "_target_"}:
             got = getattr(obj, key)
-            assert (list(got) if isinstance(got, tuple) else got) == value
+            assert (list(got) if isinstance(got, tuple) else got) == cfg[key]
+    if "seed" in raw:
+        assert OmegaConf.to_container(raw)["seed"] == "${seed}"  # follows the master seed
+        assert obj.seed == 13
 
 
 def test_schema_rejects_a_wrong_type_and_an_unknown_key(compose_group):
@@ -95,15 +104,18 @@ def test_schema_rejects_a_wrong_type_and_an_unknown_key(compose_group):
 
 
 @pytest.mark.parametrize(("file", "n"), [("default", 1000), ("fast", 50)])
-def test_bootstrap_configs_bind_group_bootstrap(compose_group, file, n):
+def test_bootstrap_configs_are_the_settings_group_bootstrap_takes(compose_group, file, n):
     cfg = compose_group("bootstrap", file)
-    assert (cfg.n_resamples, cfg.level, cfg.seed) == (n, 0.95, 13)
-    run = instantiate(cfg)
-    res = run(
+    settings = OmegaConf.to_object(cfg)
+    assert (settings.n_resamples, settings.level, settings.seed) == (n, 0.95, 13)
+    res = group_bootstrap(
         [0, 1, 0, 1, 1, 0],
         {"g": [0.1, 0.9, 0.2, 0.8, 0.3, 0.4]},
         [0, 0, 1, 1, 2, 2],
         {"auroc": auroc_batched},
+        n_resamples=settings.n_resamples,
+        seed=settings.seed,
+        level=settings.level,
     )
     assert isinstance(res, BootstrapResult)
     assert (res.n_resamples, res.seed, res.level) == (n, 13, 0.95)

@@ -42,6 +42,7 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
+from runner.errors import DataError
 from runner.evaluation._checks import check_bootstrap_settings, check_labels, check_scores
 from runner.evaluation.group_order import group_codes as _ordered_codes
 from runner.evaluation.intervals import percentile_interval
@@ -237,9 +238,11 @@ def _plan(y: np.ndarray, groups: object, strata: object | None, order_key: objec
         split_groups = np.flatnonzero(np.bincount(pairs[:, 0], minlength=n_groups) > 1)
         if split_groups.size:
             names = [str(group_names[g]) for g in split_groups[:5]]
-            raise ValueError(
+            raise DataError(
                 f"{split_groups.size} group(s) span several strata, e.g. {names}; "
-                "each group must lie in one stratum"
+                "each group must lie in one stratum (give every row of a group the same "
+                "task/source, or group rows so that no group mixes them)",
+                field="group_id",
             )
         group_stratum = np.empty(n_groups, dtype=np.int64)
         group_stratum[pairs[:, 0]] = pairs[:, 1]
@@ -252,9 +255,11 @@ def _plan(y: np.ndarray, groups: object, strata: object | None, order_key: objec
     for scope, gs in scope_groups.items():
         pos, size = group_pos[gs].sum(), group_size[gs].sum()
         if pos == 0 or pos == size:
-            raise ValueError(
+            raise DataError(
                 f"scope {scope!r} holds one class ({int(pos)} positives among {int(size)} "
-                "rows): its metrics are undefined"
+                "rows): its AUROC/AP are undefined; label rows of both classes in it, or "
+                "leave it out (e.g. drop that task or source from the data)",
+                field="label",
             )
     return _Plan(
         group_codes,
@@ -289,9 +294,11 @@ def _resample_counts(
             return counts, n_redrawn
         n_redrawn += bad.size
         counts[bad] = _draw(rng, bad.size, plan.n_groups, plan.members)
-    raise ValueError(
-        f"after {MAX_REDRAW_ROUNDS} redraw rounds some resamples still hold one class; "
-        "too few groups contain positives or negatives for a group bootstrap"
+    raise DataError(
+        f"after {MAX_REDRAW_ROUNDS} redraw rounds some resamples still hold one class: "
+        "too few groups contain positives or negatives for a group bootstrap; label more "
+        "groups of the rarer class",
+        field="label",
     )
 
 

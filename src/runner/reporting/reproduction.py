@@ -24,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from runner.errors import DataError
 from runner.reporting.run_folders import LATEST, RUNS, latest_run_dir, why_no_latest
 from runner.reporting.tables import format_value
 from runner.results import CELL_COLUMNS
@@ -135,7 +136,9 @@ def read_cells(path: Path) -> pd.DataFrame:
     frame = pd.read_csv(path, dtype={"table": str, "row": str, "column": str})
     missing = [c for c in CELL_COLUMNS if c not in frame.columns]
     if missing:
-        raise ValueError(f"{path}: missing columns {missing}; expected {CELL_COLUMNS}")
+        raise DataError(
+            f"missing columns {missing}; expected {CELL_COLUMNS}", file=str(path), row="header"
+        )
     return frame
 
 
@@ -300,7 +303,7 @@ def fill_note(template: str, facts: Mapping[str, Any], experiment: str) -> str:
     try:
         return template.format_map(dict(facts))
     except (KeyError, ValueError, IndexError) as exc:
-        raise ValueError(
+        raise DataError(
             f"notes.csv, experiment {experiment!r}: cannot fill {exc} from the run "
             f"(facts: {sorted(facts)})"
         ) from exc

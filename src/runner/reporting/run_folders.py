@@ -33,6 +33,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from runner.errors import ConfigError
+
 log = logging.getLogger(__name__)
 
 LATEST = "latest"
@@ -138,7 +140,7 @@ def _apply_retention(exp_dir: Path, complete: list[str], keep_runs: int, protect
     any `.tmp` folder (a run still writing).
     """
     if keep_runs < 1:
-        raise ValueError(f"paths.keep_runs must be >= 1 or null (keep all), got {keep_runs}")
+        raise ConfigError(f"paths.keep_runs must be >= 1 or null (keep all), got {keep_runs}")
     latest = latest_run_dir(exp_dir)
     for run_id in complete[: max(0, len(complete) - keep_runs)]:
         path = exp_dir / RUNS / run_id
