@@ -1,7 +1,7 @@
 """What every response-level loader returns, and the checks its frame must pass.
 
 Loaders differ in where rows come from; they agree on the canonical frame (see
-docs: DESIGN.md, "Canonical frames") and on how bad rows are reported. One validator here
+docs/architecture.md, "Canonical frames") and on how bad rows are reported. One validator here
 means a user's own file fails with the same, precise message as RAGTruth or HaluBench would.
 
 Row numbers in messages are the ones the user sees in their file. A loader puts them in the
