@@ -1,9 +1,10 @@
-"""The one straight line: config -> checks -> data -> study -> outputs -> tracking.
+"""The one straight line: config -> checks -> parts -> data -> study -> outputs -> tracking.
 
 `__main__` only adapts Hydra to this; tests call `run(cfg)` with a composed config.
 Everything that can be checked without data (study parameters, importable targets,
-split and bootstrap settings) is checked first, so a config error never costs a data
-load or a model load.
+split and bootstrap settings, building every part) is checked first, so a config error
+never costs a data load or a model load. This is the only module that turns config nodes
+into objects (`build_inputs`); studies receive what it built (`runner.studies.contract`).
 """
 
 from __future__ import annotations
