@@ -174,6 +174,20 @@ class HRIConfig:
         }
 
 
+MISSING_HRI = (
+    "hri: no HRI constants configured; add `- /hri: default` to the experiment's "
+    "defaults list (conf/hri/default.yaml)"
+)
+
+
+def require_hri_config(config: HRIConfig | None) -> HRIConfig:
+    """The validated HRI configuration a study was handed, or a `ConfigError` saying how to
+    add the `hri` group (studies call this in `Study.check`, before any data is read)."""
+    if config is None:
+        raise ConfigError(MISSING_HRI)
+    return config
+
+
 def load_hri_config(node: DictConfig | Mapping[str, Any] | HRIConf | None) -> HRIConfig:
     """Type-check, validate and resolve the `hri` config group.
 
@@ -195,10 +209,7 @@ def load_hri_config(node: DictConfig | Mapping[str, Any] | HRIConf | None) -> HR
         cannot work, an AHP matrix above its consistency-ratio limit.
     """
     if node is None:
-        raise ConfigError(
-            "hri: no HRI constants configured; add `- /hri: default` to the experiment's "
-            "defaults list (conf/hri/default.yaml)"
-        )
+        raise ConfigError(MISSING_HRI)
     if isinstance(node, HRIConf):
         conf = node
     else:
