@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -103,8 +103,23 @@ def build_inputs(cfg: DictConfig, data: Any = None) -> Inputs:
         ),
         hri=load_hri_config(cfg.hri) if cfg.get("hri") is not None else None,
         routing=_typed(cfg.get("routing")),
-        tracking=_typed(cfg.get("tracking")),
+        tracking=_tracking(cfg),
     )
+
+
+def _tracking(cfg: DictConfig) -> Any:
+    """Typed tracking settings whose `uri` is resolved to the store the runs use.
+
+    ``tracking.uri: null`` means SQLite under ``paths.artifacts_dir``; resolving it here
+    lets routing studies load registered models without reading ``paths`` themselves.
+    """
+    conf = _typed(cfg.get("tracking"))
+    paths = cfg.get("paths")
+    if conf is None or conf.uri or paths is None or paths.get("artifacts_dir") is None:
+        return conf
+    from runner.tracking import resolve_uri
+
+    return replace(conf, uri=resolve_uri(cfg)[0])
 
 
 def _items(cfg: DictConfig, group: str) -> list[tuple[str, Any]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -11,7 +10,7 @@ import pytest
 from scipy.stats import beta
 
 from runner.errors import DataError
-from runner.routing.audit import estimate, load_audit_labels
+from runner.routing.audit import estimate
 from runner.routing.model import InputError, check_input
 from runner.routing.route import audit_sample, handle_unseen, realised, unseen_sources
 
@@ -58,39 +57,6 @@ def test_the_audit_interval_is_exact_and_the_verdict_follows_it():
     assert (est.accepted_risk, est.verdict) == (0.03, "holds")
     assert estimate(pd.Series([1] * 30 + [0] * 70), target=0.15).verdict == "violated"
     assert estimate(pd.Series([1] * 2 + [0] * 8), target=0.15).verdict == "inconclusive"
-
-
-def test_audit_labels_must_belong_to_the_marked_accepted_rows(tmp_path):
-    decisions = pd.DataFrame(
-        {
-            "id": ["a", "b", "c"],
-            "risk": [0.1, 0.2, 0.9],
-            "decision": ["accept", "accept", "review"],
-            "audit": [True, False, False],
-            "model": "g/1",
-        }
-    )
-    dec = tmp_path / "decisions.parquet"
-    decisions.to_parquet(dec, index=False)
-    labels = tmp_path / "audit.jsonl"
-
-    def load(*rows: dict, **kwargs):
-        labels.write_text("".join(json.dumps(r) + "\n" for r in rows))
-        return load_audit_labels(str(dec), str(labels), **kwargs)
-
-    data = load({"id": "a", "label": "FAIL"})
-    assert data.frame["label"].tolist() == [1] and data.info["models"] == ["g/1"]
-    with pytest.raises(DataError, match="not marked for audit") as err:
-        load({"id": "a", "label": 0}, {"id": "b", "label": 0})
-    assert (err.value.row, err.value.field) == (2, "id")
-    assert len(load({"id": "a", "label": 0}, {"id": "b", "label": 0}, scope="accepted").frame) == 2
-    with pytest.raises(DataError, match="was not accepted"):
-        load({"id": "c", "label": 1}, scope="accepted")
-    with pytest.raises(DataError, match="not in the decisions"):
-        load({"id": "zz", "label": 1})
-    with pytest.raises(DataError, match="FAIL/PASS") as err:
-        load({"id": "a", "label": "maybe"})
-    assert err.value.field == "label"
 
 
 @pytest.mark.parametrize(

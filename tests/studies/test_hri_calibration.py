@@ -18,8 +18,12 @@ from sklearn.metrics import average_precision_score, cohen_kappa_score, roc_auc_
 from runner.data.hri_claims import load_hri_claims
 from runner.errors import ConfigError, DataError
 from runner.evaluation import calibration as cal
+from runner.evaluation.config import BootstrapConf
 from runner.hri.aggregation import AGGREGATIONS
+from runner.hri.config import load_hri_config
+from runner.pipeline import build_inputs
 from runner.studies import hri_calibration as hc
+from runner.studies.contract import Inputs
 
 from .test_hri_example import compose_experiment, hri_dict
 
@@ -66,14 +70,21 @@ def synthetic_file(tmp_path: Path, n: int = 40, seed: int = 0) -> Path:
     return path
 
 
-def cfg(n_resamples: int = 60, seed: int = 13):
-    return OmegaConf.create(
-        {
-            "seed": 13,
-            "hri": hri_dict(),
-            "bootstrap": {"n_resamples": n_resamples, "level": 0.95, "seed": seed},
-        }
+def inputs(data, n_resamples: int = 60, seed: int = 13, bootstrap: bool = True) -> Inputs:
+    """Inputs as the pipeline builds them: validated `hri`, typed bootstrap settings, data."""
+    return Inputs(
+        experiment="hri_calibration",
+        seed=13,
+        data=data,
+        hri=load_hri_config(hri_dict()),
+        bootstrap=BootstrapConf(n_resamples=n_resamples, level=0.95, seed=seed)
+        if bootstrap
+        else None,
     )
+
+
+def run(data, params: hc.Params | None = None, **settings):
+    return hc.HriCalibration().run(inputs(data, **settings), params or hc.Params())
 
 
 def cell_map(cells: pd.DataFrame) -> dict:
@@ -83,7 +94,7 @@ def cell_map(cells: pd.DataFrame) -> dict:
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory):
     data = load_hri_claims(str(synthetic_file(tmp_path_factory.mktemp("cal"))))
-    result = hc.run(cfg(), data, hc.Params())
+    result = run(data)
     return data, result, result.cells_frame()
 
 
@@ -172,7 +183,7 @@ def test_curve_cells_hold_every_roc_point_and_figures_draw_from_cells_alone(synt
     roc = cells[(cells["table"] == "hri_roc_curve") & (cells["row"] == "pilot/additive")]
     assert len(roc) == 2 * len(fpr)
     assert roc["column"].iloc[0] == "fpr@0000"
-    figs = hc.figures(cells.copy())
+    figs = hc.HriCalibration().figures(cells.copy())
     assert list(figs) == ["hri_roc_pr_pilot"]
     ax_roc, ax_pr = figs["hri_roc_pr_pilot"].axes
     assert len(ax_roc.get_lines()) == len(AGGREGATIONS) + 1  # plus the chance diagonal
@@ -184,9 +195,9 @@ def test_curve_cells_hold_every_roc_point_and_figures_draw_from_cells_alone(synt
 
 def test_same_seed_same_cells_other_seed_other_intervals(synthetic):
     data, _, cells = synthetic
-    again = hc.run(cfg(), data, hc.Params()).cells_frame()
+    again = run(data).cells_frame()
     pd.testing.assert_frame_equal(cells, again)
-    other = hc.run(cfg(seed=99), data, hc.Params()).cells_frame()
+    other = run(data, seed=99).cells_frame()
     ranking = cells["table"] == "hri_ranking"
     assert (cells.loc[ranking, "value"] == other.loc[ranking, "value"]).all()
     assert not (cells.loc[ranking, "ci_low"] == other.loc[ranking, "ci_low"]).all()
@@ -212,7 +223,7 @@ def test_responses_without_outcome_are_rejected(tmp_path):
         )
     )
     with pytest.raises(DataError, match="response 'r' has no outcome"):
-        hc.run(cfg(), load_hri_claims(str(path)), hc.Params())
+        run(load_hri_claims(str(path)))
 
 
 def test_a_collection_with_one_outcome_is_rejected(tmp_path):
@@ -232,7 +243,7 @@ def test_a_collection_with_one_outcome_is_rejected(tmp_path):
         )
     )
     with pytest.raises(DataError, match="needs both outcomes"):
-        hc.run(cfg(), load_hri_claims(str(path)), hc.Params())
+        run(load_hri_claims(str(path)))
 
 
 @pytest.mark.parametrize(
@@ -248,13 +259,15 @@ def test_a_collection_with_one_outcome_is_rejected(tmp_path):
 def test_bad_params_are_config_errors(synthetic, params, message):
     data, _, _ = synthetic
     with pytest.raises(ConfigError, match=message):
-        hc.run(cfg(), data, hc.Params(**params))
+        run(data, hc.Params(**params))
+    with pytest.raises(ConfigError, match=message):  # and before any data is read
+        hc.HriCalibration().check(inputs(None), hc.Params(**params))
 
 
 def test_missing_bootstrap_settings_are_a_config_error(synthetic):
     data, _, _ = synthetic
     with pytest.raises(ConfigError, match="bootstrap"):
-        hc.run(OmegaConf.create({"seed": 1, "hri": hri_dict()}), data, hc.Params())
+        run(data, bootstrap=False)
 
 
 # --------------------------------------------------------------------------- by construction
@@ -297,7 +310,7 @@ def collections_file(tmp_path: Path, n: int = 48, seed: int = 5) -> Path:
 @pytest.fixture(scope="module")
 def split_run(tmp_path_factory):
     data = load_hri_claims(str(collections_file(tmp_path_factory.mktemp("split"))))
-    result = hc.run(cfg(), data, hc.Params())
+    result = run(data)
     return result, result.cells_frame()
 
 
@@ -345,7 +358,7 @@ def test_an_independent_outcome_is_in_the_headline_tables_and_figures(split_run)
         assert cell.value < 1.0
         assert ("hri_suggested_cutoffs", f"independent/{agg}", "review") in got
     assert result.extra["hri_calibration_summary.json"]["headline_collections"] == ["independent"]
-    figs = hc.figures(cells.copy())
+    figs = hc.HriCalibration().figures(cells.copy())
     assert list(figs) == ["hri_roc_pr_independent"]
     for fig in figs.values():
         matplotlib.pyplot.close(fig)
@@ -357,7 +370,7 @@ def test_a_collection_pooling_a_derived_source_is_a_sanity_row(tmp_path):
     for r in raw["responses"]:  # one collection, two sources: derived and independent
         r["source"], r["task"] = r["task"], "mixed"
     path.write_text(yaml.safe_dump(raw))
-    result = hc.run(cfg(), load_hri_claims(str(path)), hc.Params())
+    result = run(load_hri_claims(str(path)))
     cells = result.cells_frame()
     assert rows_of(cells, "hri_sanity_ranking") == {"mixed", "mixed:derived"}
     assert rows_of(cells, "hri_ranking") == {"mixed:independent"}
@@ -377,7 +390,7 @@ def test_real_factcheck_bench_calibration(tmp_path, data_dir):
     params = OmegaConf.to_object(
         OmegaConf.merge(OmegaConf.structured(hc.Params), composed.study.params)
     )
-    result = hc.run(composed, data, params)
+    result = hc.HriCalibration().run(build_inputs(composed, data), params)
     got = cell_map(result.cells_frame())
     scores = result.scores
     # In Factbench.jsonl a response is labelled non-factual exactly when one of its claims is
@@ -432,7 +445,7 @@ def test_real_factcheck_bench_calibration(tmp_path, data_dir):
         == len(gold)
         == 661
     )
-    assert set(hc.figures(result.cells_frame())) == {
+    assert set(hc.HriCalibration().figures(result.cells_frame())) == {
         "hri_roc_pr_factcheckgpt_gold",
         "hri_roc_pr_factcheckgpt_stance",
     }

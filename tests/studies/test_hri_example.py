@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import importlib
 import json
 import shutil
 from decimal import Decimal
@@ -12,15 +11,17 @@ from pathlib import Path
 import pytest
 import yaml
 from hydra import compose, initialize_config_dir
-from hydra.core.config_store import ConfigStore
 from hydra.core.global_hydra import GlobalHydra
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
+from runner.config import register_configs
 from runner.data.hri_claims import load_hri_claims
 from runner.errors import ConfigError
-from runner.hri.config import SCHEMAS
+from runner.hri.config import load_hri_config
+from runner.pipeline import build_inputs
 from runner.studies import hri_example
+from runner.studies.contract import Inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "conf"
@@ -33,8 +34,14 @@ def hri_dict(name: str = "default") -> dict:
     return doc
 
 
-def manual_cfg() -> OmegaConf:
-    return OmegaConf.create({"seed": 13, "hri": hri_dict()})
+def inputs_for(hri: dict | None = None, data=None) -> Inputs:
+    """Inputs as the pipeline hands them over: the validated `hri` group and the claims."""
+    return Inputs(
+        experiment="hri_example",
+        seed=13,
+        hri=load_hri_config(hri_dict() if hri is None else hri),
+        data=data or load_hri_claims(),
+    )
 
 
 def published() -> list[dict]:
@@ -42,10 +49,8 @@ def published() -> list[dict]:
         return list(csv.DictReader(handle))
 
 
-def run_example(cfg=None, data=None, **params):
-    return hri_example.run(
-        cfg or manual_cfg(), data or load_hri_claims(), hri_example.Params(**params)
-    )
+def run_example(hri: dict | None = None, data=None, **params):
+    return hri_example.HriExample().run(inputs_for(hri, data), hri_example.Params(**params))
 
 
 def test_every_published_number_is_reproduced_at_its_published_precision():
@@ -82,8 +87,7 @@ def test_worked_example_exact_fractions():
 
 
 def test_ahp_weights_reproduce_the_same_example():
-    cfg = OmegaConf.create({"seed": 13, "hri": {**hri_dict(), **hri_dict("ahp")}})
-    a = run_example(cfg=cfg).cells_frame()
+    a = run_example(hri={**hri_dict(), **hri_dict("ahp")}).cells_frame()
     b = run_example().cells_frame()
     assert a["value"].to_numpy() == pytest.approx(b["value"].to_numpy(), abs=1e-12)
 
@@ -91,7 +95,7 @@ def test_ahp_weights_reproduce_the_same_example():
 def test_constants_come_from_the_config():
     doc = hri_dict()
     doc["floors"][0]["floor"] = 0.8
-    result = run_example(cfg=OmegaConf.create({"hri": doc}))
+    result = run_example(hri=doc)
     assert result.tags["hri_band"] == "Critical"
 
 
@@ -115,7 +119,8 @@ def test_unknown_response_id_and_ambiguous_file_are_config_errors(tmp_path):
 def compose_experiment(tmp_path: Path, experiment: str, overrides: list[str] = ()):
     """Compose an HRI experiment from this project's YAML files under a minimal root config.
 
-    The root config stands in for conf/config.yaml so the test checks the HRI files alone.
+    The root config stands in for conf/config.yaml so the test checks the HRI files alone;
+    its bootstrap group is typed (BootstrapConf) as conf/bootstrap/ is.
     """
     conf = tmp_path / "conf"
     (conf / "dataset").mkdir(parents=True)
@@ -125,14 +130,15 @@ def compose_experiment(tmp_path: Path, experiment: str, overrides: list[str] = (
         shutil.copy(CONF / "dataset" / f"{name}.yaml", conf / "dataset")
     for name in ("hri_example", "hri_calibration"):
         shutil.copy(CONF / "experiment" / f"{name}.yaml", conf / "experiment")
-    (conf / "config.yaml").write_text(
-        "defaults:\n  - _self_\n  - dataset: hri_claims\n  - experiment: null\n"
-        "seed: 13\nbootstrap: {n_resamples: 40, level: 0.95, seed: 13}\n"
+    (conf / "bootstrap").mkdir()
+    (conf / "bootstrap" / "test.yaml").write_text(
+        "defaults:\n  - bootstrap_schema\n  - _self_\nn_resamples: 40\nlevel: 0.95\nseed: 13\n"
     )
-    cs = ConfigStore.instance()
-    for group, name, spec in SCHEMAS:
-        module, _, cls = spec.partition(":")
-        cs.store(group=group, name=name, node=getattr(importlib.import_module(module), cls))
+    (conf / "config.yaml").write_text(
+        "defaults:\n  - _self_\n  - dataset: hri_claims\n  - bootstrap: test\n"
+        "  - experiment: null\nseed: 13\n"
+    )
+    register_configs()  # every schema: hri, dataset (hri_claims, factbench), bootstrap
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
         return compose(config_name="config", overrides=[f"experiment={experiment}", *overrides])
@@ -146,7 +152,7 @@ def test_experiment_config_composes_and_runs(tmp_path):
     params = OmegaConf.to_object(
         OmegaConf.merge(OmegaConf.structured(hri_example.Params), cfg.study.params)
     )
-    cells = hri_example.run(cfg, data, params).cells_frame()
+    cells = hri_example.HriExample().run(build_inputs(cfg, data), params).cells_frame()
     hri_star = cells[(cells["table"] == "hri_example_summary") & (cells["column"] == "hri_star")]
     assert hri_star["value"].tolist() == [0.70]
 
@@ -155,6 +161,12 @@ def test_ahp_group_option_composes(tmp_path):
     cfg = compose_experiment(tmp_path, "hri_example", ["hri=ahp"])
     assert cfg.hri.weights_source == "ahp"
     data = instantiate(cfg.dataset, _convert_="all")
-    result = hri_example.run(cfg, data, hri_example.Params())
+    result = hri_example.HriExample().run(build_inputs(cfg, data), hri_example.Params())
     assert result.extra["hri_example_config.json"]["weights_origin"] == "ahp"
     assert result.tags["hri_band"] == "High"
+
+
+def test_an_experiment_without_the_hri_group_fails_before_any_data_is_read():
+    inputs = Inputs(experiment="hri_example", seed=13)
+    with pytest.raises(ConfigError, match="/hri: default"):
+        hri_example.HriExample().check(inputs, hri_example.Params())

@@ -142,7 +142,7 @@ class HRIClaimsConf:
 class AuditLabelsConf:
     """Parameters of `load_audit_labels`."""
 
-    _target_: str = "runner.routing.audit.load_audit_labels"
+    _target_: str = "runner.data.audit_labels.load_audit_labels"
     name: str = "audit_labels"
     decisions: str = MISSING
     labels: str = MISSING

@@ -8,10 +8,12 @@ below (registered in Hydra's ConfigStore as ``hri/hri_schema``) and then checked
 meaning by `validate_hri_config`, which raises a `ConfigError` naming the key at fault
 (weights that do not sum to 1, a floor on an unknown label, bands out of order, ...).
 
-`load_hri_config` is what studies call: it accepts the composed ``cfg.hri`` node (or a
-plain mapping), merges it onto the schema, validates it and, when ``weights_source`` is
+`load_hri_config` is what the pipeline calls (`runner.pipeline.build_inputs`, handing the
+result to studies as ``Inputs.hri``): it accepts the composed ``cfg.hri`` node (or a plain
+mapping), merges it onto the schema, validates it and, when ``weights_source`` is
 ``"ahp"``, replaces the weights by the AHP principal-eigenvector weights of
-``ahp.comparisons`` (see `runner.hri.ahp`).
+``ahp.comparisons`` (see `runner.hri.ahp`). Studies call `require_hri_config` on what they
+were handed, which says how to add the group when an experiment has none.
 """
 
 from __future__ import annotations
@@ -174,6 +176,20 @@ class HRIConfig:
         }
 
 
+MISSING_HRI = (
+    "hri: no HRI constants configured; add `- /hri: default` to the experiment's "
+    "defaults list (conf/hri/default.yaml)"
+)
+
+
+def require_hri_config(config: HRIConfig | None) -> HRIConfig:
+    """The validated HRI configuration a study was handed, or a `ConfigError` saying how to
+    add the `hri` group (studies call this in `Study.check`, before any data is read)."""
+    if config is None:
+        raise ConfigError(MISSING_HRI)
+    return config
+
+
 def load_hri_config(node: DictConfig | Mapping[str, Any] | HRIConf | None) -> HRIConfig:
     """Type-check, validate and resolve the `hri` config group.
 
@@ -195,10 +211,7 @@ def load_hri_config(node: DictConfig | Mapping[str, Any] | HRIConf | None) -> HR
         cannot work, an AHP matrix above its consistency-ratio limit.
     """
     if node is None:
-        raise ConfigError(
-            "hri: no HRI constants configured; add `- /hri: default` to the experiment's "
-            "defaults list (conf/hri/default.yaml)"
-        )
+        raise ConfigError(MISSING_HRI)
     if isinstance(node, HRIConf):
         conf = node
     else:

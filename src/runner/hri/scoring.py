@@ -129,6 +129,21 @@ class HRIResult:
     scale: float = 100.0
     dimension_claims: Mapping[str, tuple[tuple[str, float], ...]] = field(default_factory=dict)
 
+    def score_columns(self) -> dict[str, Any]:
+        """This response's columns in a study's ``scores.parquet``, in their fixed order.
+
+        Every aggregation (in `runner.hri.aggregation.AGGREGATIONS` order), then band,
+        action, the binding floor's rule ("" when none), the number of claims and Σ v_i.
+        """
+        return {
+            **{agg: self.aggregations[agg] for agg in aggregation.AGGREGATIONS},
+            "band": self.band,
+            "action": self.action,
+            "binding_floor": "" if self.binding_floor is None else self.binding_floor.rule,
+            "n_claims": len(self.claims),
+            "sum_criticality": self.sum_criticality,
+        }
+
     def explanation(self, top: int = 5) -> dict[str, Any]:
         """A JSON-serialisable account of the score: drivers, floors, band.
 

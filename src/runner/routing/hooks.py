@@ -17,7 +17,9 @@ from omegaconf import DictConfig
 def after_logging(cfg: DictConfig, result: Any, run_id: str | None, output_dir: Path) -> dict:
     """Register a model the study produced and link routing/audit runs to their model."""
     from runner.routing.registry import link_run_to_model, log_result_model
+    from runner.tracking import resolve_uri
 
-    record = log_result_model(cfg, result, run_id, output_dir)
-    link_run_to_model(cfg, result, run_id)
+    tracking_uri, _ = resolve_uri(cfg)
+    record = log_result_model(tracking_uri, result, run_id, output_dir)
+    link_run_to_model(tracking_uri, result, run_id)
     return record

@@ -6,6 +6,10 @@ which logs the pyfunc model into that same run, registers it and points the alia
 (``champion`` by default) at the new version. `route` and `audit` resolve a
 ``models:/<name>@<alias>`` URI through `load_routed_model`, against the same tracking
 store the runs use (SQLite under ``artifacts/`` by default).
+
+Every function here takes the tracking store as a plain URI, never a config: the pipeline
+resolves it once (`runner.tracking.resolve_uri`, handed to studies as
+``Inputs.tracking.uri``), so a study can load a model without seeing the config.
 """
 
 from __future__ import annotations
@@ -19,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from omegaconf import DictConfig
 
 from runner.errors import ConfigError
 
@@ -58,20 +61,25 @@ class RoutedModel:
         return self.pyfunc.unwrap_python_model()
 
 
-def _uris(cfg: DictConfig) -> str:
-    from runner.tracking import resolve_uri
-
-    uri, _ = resolve_uri(cfg)
-    if uri.startswith("sqlite:///"):
-        Path(uri.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-    return uri
+def _prepare(tracking_uri: str | None) -> str:
+    """The tracking URI, with the folder of a SQLite database created (MLflow will not)."""
+    if not tracking_uri:
+        raise ConfigError(
+            "no tracking URI to find the model registry in: set tracking.uri (or run with "
+            "the default tracking=sqlite, which keeps it under paths.artifacts_dir)"
+        )
+    if tracking_uri.startswith("sqlite:///"):
+        Path(tracking_uri.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+    return tracking_uri
 
 
 def _pins() -> list[str]:
     return [f"{name}=={version(name)}" for name in REQUIREMENTS]
 
 
-def log_result_model(cfg: DictConfig, result: Any, run_id: str | None, output_dir: Path) -> dict:
+def log_result_model(
+    tracking_uri: str | None, result: Any, run_id: str | None, output_dir: Path
+) -> dict:
     """Log, register and alias the result's `ModelSpec` in run `run_id`; {} when none.
 
     Writes ``registered_model.json`` (name, version, alias, URI, run id) into `output_dir`
@@ -88,7 +96,7 @@ def log_result_model(cfg: DictConfig, result: Any, run_id: str | None, output_di
 
     from runner.routing.model import signature
 
-    uri = _uris(cfg)
+    uri = _prepare(tracking_uri)
     mlflow.set_tracking_uri(uri)
     mlflow.set_registry_uri(uri)
     client = mlflow.MlflowClient(tracking_uri=uri, registry_uri=uri)
@@ -132,13 +140,21 @@ def parse_model_uri(uri: str) -> tuple[str, str | None, str | None]:
     return match["name"], match["alias"], match["version"]
 
 
-def load_routed_model(cfg: DictConfig, uri: str) -> RoutedModel:
-    """Load a registered routing model, resolving its version and training run."""
+def load_routed_model(tracking_uri: str | None, uri: str) -> RoutedModel:
+    """Load registered model `uri` from the store at `tracking_uri`, with version and run.
+
+    Parameters
+    ----------
+    tracking_uri : str
+        The tracking (and registry) URI, e.g. ``Inputs.tracking.uri``.
+    uri : str
+        ``models:/<name>@<alias>`` or ``models:/<name>/<version>``.
+    """
     import mlflow
     from mlflow.exceptions import MlflowException
 
     name, alias, number = parse_model_uri(uri)
-    tracking = _uris(cfg)
+    tracking = _prepare(tracking_uri)
     mlflow.set_tracking_uri(tracking)
     mlflow.set_registry_uri(tracking)
     client = mlflow.MlflowClient(tracking_uri=tracking, registry_uri=tracking)
@@ -163,7 +179,7 @@ def load_routed_model(cfg: DictConfig, uri: str) -> RoutedModel:
     )
 
 
-def link_run_to_model(cfg: DictConfig, result: Any, run_id: str | None) -> None:
+def link_run_to_model(tracking_uri: str | None, result: Any, run_id: str | None) -> None:
     """Tag the model version a routing/audit run used with that run's id."""
     link = getattr(result, "tags", {}) or {}
     name, number, key = link.get("model_name"), link.get("model_version"), link.get("model_link")
@@ -171,6 +187,6 @@ def link_run_to_model(cfg: DictConfig, result: Any, run_id: str | None) -> None:
         return
     import mlflow
 
-    uri = _uris(cfg)
+    uri = _prepare(tracking_uri)
     client = mlflow.MlflowClient(tracking_uri=uri, registry_uri=uri)
     client.set_model_version_tag(name, number, key, run_id)

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from omegaconf import DictConfig
-
 from runner.errors import DataError
 from runner.results import StudyResult
 from runner.routing.audit import estimate
+from runner.routing.config import routing_or_defaults
 from runner.routing.registry import load_routed_model
-from runner.studies.fit_gate import routing_conf
+from runner.studies.contract import Inputs, Study
 
 TITLES = {"audit": "Audit of accepted rows: accepted risk, exact 95 % CI, target"}
 
@@ -28,44 +27,59 @@ class Params:
     level: float = 0.95
 
 
-def run(cfg: DictConfig, data, params: Params) -> StudyResult:
-    """Estimate the accepted risk and judge it against the contract's target."""
-    routing = routing_conf(cfg)
-    models = data.info["models"]
-    if len(models) != 1:
-        raise DataError(f"audit labels cover rows of several models {models}: audit one at a time")
-    name, version = models[0].rsplit("/", 1)
-    model = load_routed_model(cfg, routing.model_uri or f"models:/{name}/{version}")
-    if model.version != version or model.name != name:
-        raise DataError(
-            f"routing.model_uri={routing.model_uri!r} is {model.name}/{model.version} but the "
-            f"decisions were routed by {name}/{version}"
+class Audit(Study):
+    """Judge the accepted risk of audited accepted rows against the contract's target."""
+
+    name = "audit"
+    Params = Params
+    titles = TITLES
+
+    def run(self, inputs: Inputs, params: Params) -> StudyResult:
+        """Estimate the accepted risk and judge it against the contract's target."""
+        routing, data = routing_or_defaults(inputs.routing), inputs.data
+        models = data.info["models"]
+        if len(models) != 1:
+            raise DataError(
+                f"audit labels cover rows of several models {models}: audit one at a time"
+            )
+        name, version = models[0].rsplit("/", 1)
+        model = load_routed_model(
+            inputs.require("tracking").uri, routing.model_uri or f"models:/{name}/{version}"
         )
-    target = routing.max_accepted_risk
-    if target is None:
-        target = model.metadata.get("accepted_risk_target")
-    est = estimate(data.frame["label"], target, params.level)
-    result = StudyResult(titles=dict(TITLES))
-    result.add("audit", "accepted", "audited rows", est.rows)
-    result.add("audit", "accepted", "hallucinated", est.hallucinated)
-    result.add("audit", "accepted", "accepted risk", est.accepted_risk, (est.ci_low, est.ci_high))
-    result.add("audit", "accepted", "target", est.target)
-    result.add("audit", "accepted", "target holds", {"holds": 1, "violated": 0}.get(est.verdict))
-    promise = (model.metadata.get("oof_realised") or {}).get("accepted_risk")
-    result.add("audit", "accepted", "OOF promise", promise)
-    result.extra["audit.json"] = {
-        **vars(est),
-        "model": {"name": name, "version": version, "training_run_id": model.run_id},
-        "scope": data.info["scope"],
-        "marked_rows": data.info["marked_rows"],
-        "accepted_rows": data.info["accepted_rows"],
-    }
-    result.tags.update(
-        {
-            "model_name": name,
-            "model_version": version,
-            "model_link": "last_audit_run",
-            "audit_verdict": est.verdict,
+        if model.version != version or model.name != name:
+            raise DataError(
+                f"routing.model_uri={routing.model_uri!r} is {model.name}/{model.version} but the "
+                f"decisions were routed by {name}/{version}"
+            )
+        target = routing.max_accepted_risk
+        if target is None:
+            target = model.metadata.get("accepted_risk_target")
+        est = estimate(data.frame["label"], target, params.level)
+        result = StudyResult(titles=dict(TITLES))
+        result.add("audit", "accepted", "audited rows", est.rows)
+        result.add("audit", "accepted", "hallucinated", est.hallucinated)
+        result.add(
+            "audit", "accepted", "accepted risk", est.accepted_risk, (est.ci_low, est.ci_high)
+        )
+        result.add("audit", "accepted", "target", est.target)
+        result.add(
+            "audit", "accepted", "target holds", {"holds": 1, "violated": 0}.get(est.verdict)
+        )
+        promise = (model.metadata.get("oof_realised") or {}).get("accepted_risk")
+        result.add("audit", "accepted", "OOF promise", promise)
+        result.extra["audit.json"] = {
+            **vars(est),
+            "model": {"name": name, "version": version, "training_run_id": model.run_id},
+            "scope": data.info["scope"],
+            "marked_rows": data.info["marked_rows"],
+            "accepted_rows": data.info["accepted_rows"],
         }
-    )
-    return result
+        result.tags.update(
+            {
+                "model_name": name,
+                "model_version": version,
+                "model_link": "last_audit_run",
+                "audit_verdict": est.verdict,
+            }
+        )
+        return result

@@ -35,7 +35,7 @@ several sources, each with both classes; band tables per ``<collection>/<aggrega
 - ``hri_label_agreement``: where two collections label the same claims (gold vs
   evidence-stance labels), kappa, alpha, agreement (`runner.hri.label_agreement`).
 
-Bootstrap: ``cfg.bootstrap.n_resamples`` / ``level`` / ``seed`` (``seed`` null → ``cfg.seed``),
+Bootstrap: ``bootstrap.n_resamples`` / ``level`` / ``seed`` (the seed follows ``${seed}``),
 rules in `runner.evaluation.calibration`. Thresholds are chosen in-sample (there is no
 held-out split); read them as what the data suggests, not as validated cut-offs.
 """
@@ -46,20 +46,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
-from omegaconf import DictConfig
 
-from runner.data.base import LoadedData
 from runner.data.hri_claims import responses_from_frame
 from runner.data.hri_records import Response
 from runner.errors import ConfigError, DataError
 from runner.hri import calibration_tables as ct
 from runner.hri.aggregation import AGGREGATIONS
 from runner.hri.calibration_scopes import calibrate_collection
-from runner.hri.config import load_hri_config
+from runner.hri.config import require_hri_config
 from runner.hri.label_agreement import collection_agreement
 from runner.hri.scoring import HRIResult, score_response
 from runner.reporting.hri_figures import roc_pr_figures
 from runner.results import StudyResult
+from runner.studies.contract import Inputs, Study
 
 SANITY = "SANITY CHECK, not a measurement"
 TITLES = {
@@ -133,77 +132,94 @@ def check_params(p: Params) -> ct.Targets:
     return targets
 
 
-def run(cfg: DictConfig, data: LoadedData, params: Params) -> StudyResult:
-    """Score every labelled response and measure how well each aggregation ranks them.
+class HriCalibration(Study):
+    """Calibrate the HRI against labelled outcomes; compare aggregations per collection."""
 
-    Parameters
-    ----------
-    cfg : DictConfig
-        Composed config; uses ``cfg.hri``, ``cfg.bootstrap`` and ``cfg.seed``.
-    data : LoadedData
-        Claim-level frame whose responses all have an outcome (``response_label``).
-    params : Params
+    name = "hri_calibration"
+    Params = Params
+    titles = TITLES
 
-    Returns
-    -------
-    StudyResult
-    """
-    targets = check_params(params)
-    if data is None:
-        raise ConfigError("hri_calibration needs a dataset: set `override /dataset: factbench`")
-    config = load_hri_config(cfg.get("hri"))
-    boot = inputs.require("bootstrap")  # TODO(contract): converted by the study's owner
-    responses = responses_from_frame(data.frame)
-    for r in responses:
-        if r.outcome is None:
-            raise DataError(
-                f"response {r.response_id!r} has no outcome; calibration needs the "
-                "known outcome (0/1) of every response",
-                file=r.file or None,
-                row=r.row if r.row != "" else None,
-                field="outcome",
+    def check(self, inputs: Inputs, params: Params) -> None:
+        """Aggregations, costs and cut-off targets, the `hri` group and bootstrap settings."""
+        check_params(params)
+        require_hri_config(inputs.hri)
+        inputs.require("bootstrap")
+
+    def run(self, inputs: Inputs, params: Params) -> StudyResult:
+        """Score every labelled response and measure how well each aggregation ranks them.
+
+        ``inputs.data``: claim-level frame whose responses all have an outcome
+        (``response_label``); ``inputs.hri``, ``inputs.bootstrap`` as configured.
+        """
+        targets = check_params(params)
+        data = inputs.data
+        if data is None:
+            raise ConfigError("hri_calibration needs a dataset: set `override /dataset: factbench`")
+        config = require_hri_config(inputs.hri)
+        boot = inputs.require("bootstrap")
+        responses = responses_from_frame(data.frame)
+        for r in responses:
+            if r.outcome is None:
+                raise DataError(
+                    f"response {r.response_id!r} has no outcome; calibration needs the "
+                    "known outcome (0/1) of every response",
+                    file=r.file or None,
+                    row=r.row if r.row != "" else None,
+                    field="outcome",
+                )
+        scored = [score_response(r, config) for r in responses]
+
+        result = StudyResult()
+        result.titles.update(TITLES)
+        summary: dict[str, Any] = {"collections": {}, "best": {}, "sanity_scopes": []}
+        collections = list(dict.fromkeys(_collection(r) for r in responses))
+        for ci, coll in enumerate(collections):
+            idx = [i for i, r in enumerate(responses) if _collection(r) == coll]
+            summary["collections"][coll] = calibrate_collection(
+                result,
+                coll,
+                [responses[i] for i in idx],
+                [scored[i] for i in idx],
+                config,
+                params.aggregations,
+                params.baseline,
+                targets,
+                boot,
+                seed=[boot.seed, ci],
+                summary=summary,
             )
-    scored = [score_response(r, config) for r in responses]
-
-    result = StudyResult()
-    result.titles.update(TITLES)
-    summary: dict[str, Any] = {"collections": {}, "best": {}, "sanity_scopes": []}
-    collections = list(dict.fromkeys(_collection(r) for r in responses))
-    for ci, coll in enumerate(collections):
-        idx = [i for i, r in enumerate(responses) if _collection(r) == coll]
-        summary["collections"][coll] = calibrate_collection(
-            result,
-            coll,
-            [responses[i] for i in idx],
-            [scored[i] for i in idx],
-            config,
-            params.aggregations,
-            params.baseline,
-            targets,
-            boot,
-            seed=[boot.seed, ci],
-            summary=summary,
+        summary["headline_collections"] = [
+            c for c, s in summary["collections"].items() if s["headline"]
+        ]
+        summary["agreement"] = collection_agreement(
+            result, data.frame, boot.n_resamples, boot.level, boot.seed
         )
-    summary["headline_collections"] = [
-        c for c, s in summary["collections"].items() if s["headline"]
-    ]
-    summary["agreement"] = collection_agreement(
-        result, data.frame, boot.n_resamples, boot.level, boot.seed
-    )
-    summary["params"] = {k: getattr(params, k) for k in params.__dataclass_fields__}
-    summary["bootstrap"] = {"n_resamples": boot.n_resamples, "level": boot.level, "seed": boot.seed}
-    summary["hri"] = config.to_dict()
-    summary["data"] = {
-        "name": data.name,
-        "fingerprint": data.fingerprint,
-        "excluded": data.info.get("excluded", {}),
-    }
-    result.scores = _scores_frame(responses, scored, summary["collections"])
-    result.extra["hri_explanations.json"] = {
-        s.response_id: s.explanation(top=params.explanation_top) for s in scored
-    }
-    result.extra["hri_calibration_summary.json"] = summary
-    return result
+        summary["params"] = {k: getattr(params, k) for k in params.__dataclass_fields__}
+        summary["bootstrap"] = {
+            "n_resamples": boot.n_resamples,
+            "level": boot.level,
+            "seed": boot.seed,
+        }
+        summary["hri"] = config.to_dict()
+        summary["data"] = {
+            "name": data.name,
+            "fingerprint": data.fingerprint,
+            "excluded": data.info.get("excluded", {}),
+        }
+        result.scores = _scores_frame(responses, scored, summary["collections"])
+        result.extra["hri_explanations.json"] = {
+            s.response_id: s.explanation(top=params.explanation_top) for s in scored
+        }
+        result.extra["hri_calibration_summary.json"] = summary
+        return result
+
+    def figures(self, cells: pd.DataFrame) -> dict[str, Any]:
+        """ROC and PR curves per aggregation, one figure per headline collection, from cells.
+
+        ``hri_roc_pr_<collection>`` from the ``hri_roc_curve`` / ``hri_pr_curve`` tables (and
+        ``hri_ranking`` for legends); by-construction collections have no curve cells.
+        """
+        return roc_pr_figures(cells)
 
 
 def _collection(r: Response) -> str:
@@ -216,39 +232,14 @@ def _scores_frame(
     rows = []
     for r, s in zip(responses, scored, strict=True):
         coll = _collection(r)
-        row = {
-            "example_id": r.response_id,
-            "group_id": r.source or coll,
-            "task": coll,
-            "label": int(r.outcome),
-            "outcome_by_construction": not collections[coll]["headline"],
-        }
-        row.update({a: s.aggregations[a] for a in AGGREGATIONS})
-        row.update(
+        rows.append(
             {
-                "band": s.band,
-                "action": s.action,
-                "binding_floor": "" if s.binding_floor is None else s.binding_floor.rule,
-                "n_claims": len(r.claims),
-                "sum_criticality": s.sum_criticality,
+                "example_id": r.response_id,
+                "group_id": r.source or coll,
+                "task": coll,
+                "label": int(r.outcome),
+                "outcome_by_construction": not collections[coll]["headline"],
+                **s.score_columns(),
             }
         )
-        rows.append(row)
     return pd.DataFrame(rows)
-
-
-def figures(cells: pd.DataFrame) -> dict[str, Any]:
-    """ROC and PR curves per aggregation, one figure per headline collection, from cells.
-
-    Parameters
-    ----------
-    cells : DataFrame
-        Long-format cells with the ``hri_roc_curve`` and ``hri_pr_curve`` tables (and
-        ``hri_ranking`` for legends); by-construction collections have no curve cells.
-
-    Returns
-    -------
-    dict of str -> matplotlib Figure
-        ``hri_roc_pr_<collection>``.
-    """
-    return roc_pr_figures(cells)

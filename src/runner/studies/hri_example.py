@@ -25,15 +25,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pandas as pd
-from omegaconf import DictConfig
 
-from runner.data.base import LoadedData
 from runner.data.hri_claims import responses_from_frame
+from runner.data.hri_records import Response
 from runner.errors import ConfigError
 from runner.hri.aggregation import AGGREGATIONS
-from runner.hri.config import load_hri_config
-from runner.hri.scoring import score_response
+from runner.hri.config import HRIConfig, require_hri_config
+from runner.hri.scoring import HRIResult, score_response
 from runner.results import StudyResult
+from runner.studies.contract import Inputs, Study
 
 PAPER = "hri"
 TITLES = {
@@ -60,45 +60,65 @@ class Params:
     explanation_top: int = 5
 
 
-def run(cfg: DictConfig, data: LoadedData, params: Params) -> StudyResult:
-    """Score the claims file and tabulate the selected response.
+class HriExample(Study):
+    """The seed's worked example of the HRI (seed 001, Table V), from the claims file."""
 
-    Parameters
-    ----------
-    cfg : DictConfig
-        Composed config; uses ``cfg.hri``.
-    data : LoadedData
-        Claim-level frame from `runner.data.hri_claims.load_hri_claims`.
-    params : Params
+    name = "hri_example"
+    Params = Params
+    paper = PAPER
+    titles = TITLES
 
-    Returns
-    -------
-    StudyResult
-    """
-    if data is None:
-        raise ConfigError("hri_example needs a dataset: set `override /dataset: hri_claims`")
-    config = load_hri_config(cfg.get("hri"))
-    responses = responses_from_frame(data.frame)
-    if params.response_id is None:
+    def check(self, inputs: Inputs, params: Params) -> None:
+        """The `hri` group is configured (its constants were validated when it was built)."""
+        require_hri_config(inputs.hri)
+
+    def run(self, inputs: Inputs, params: Params) -> StudyResult:
+        """Score every response of the claims file and tabulate the selected one.
+
+        ``inputs.data`` is the claim-level frame of `runner.data.hri_claims.load_hri_claims`;
+        ``inputs.hri`` the validated constants.
+        """
+        data = inputs.data
+        if data is None:
+            raise ConfigError("hri_example needs a dataset: set `override /dataset: hri_claims`")
+        config = require_hri_config(inputs.hri)
+        responses = responses_from_frame(data.frame)
+        chosen = _choose(responses, params.response_id)
+        scored = {r.response_id: score_response(r, config) for r in responses}
+        res = scored[chosen.response_id]
+
+        result = StudyResult(titles=dict(TITLES))
+        _add_tables(result, chosen, res, config)
+        result.scores = _scores_frame(responses, scored)
+        result.extra["hri_example_explanations.json"] = {
+            rid: r.explanation(top=params.explanation_top) for rid, r in scored.items()
+        }
+        result.extra["hri_example_config.json"] = config.to_dict()
+        result.tags["hri_band"] = res.band
+        result.tags["hri_action"] = res.action
+        return result
+
+
+def _choose(responses: list[Response], response_id: str | None) -> Response:
+    """The response the tables show: `response_id`, or the file's only response."""
+    if response_id is None:
         if len(responses) != 1:
             raise ConfigError(
                 f"study.params.response_id: the claims file holds {len(responses)} responses "
                 f"({[r.response_id for r in responses][:5]}...); say which one to tabulate"
             )
-        chosen = responses[0]
-    else:
-        matches = [r for r in responses if r.response_id == params.response_id]
-        if not matches:
-            raise ConfigError(
-                f"study.params.response_id={params.response_id!r} is not in the "
-                f"claims file; responses: {[r.response_id for r in responses]}"
-            )
-        chosen = matches[0]
-    scored = {r.response_id: score_response(r, config) for r in responses}
-    res = scored[chosen.response_id]
+        return responses[0]
+    matches = [r for r in responses if r.response_id == response_id]
+    if not matches:
+        raise ConfigError(
+            f"study.params.response_id={response_id!r} is not in the "
+            f"claims file; responses: {[r.response_id for r in responses]}"
+        )
+    return matches[0]
 
-    result = StudyResult()
-    result.titles.update(TITLES)
+
+def _add_tables(result: StudyResult, chosen: Response, res: HRIResult, config: HRIConfig) -> None:
+    """Claim, dimension and summary tables of the chosen response."""
     for claim, cs in zip(chosen.claims, res.claims, strict=True):
         contribution = max(cs.contributions.values(), default=0.0)
         result.add("hri_example_claims", claim.claim_id, "contribution", contribution)
@@ -132,37 +152,19 @@ def run(cfg: DictConfig, data: LoadedData, params: Params) -> StudyResult:
     for column, value in summary.items():
         result.add("hri_example_summary", row, column, value)
 
-    result.scores = _scores_frame(responses, scored)
-    result.extra["hri_example_explanations.json"] = {
-        rid: r.explanation(top=params.explanation_top) for rid, r in scored.items()
-    }
-    result.extra["hri_example_config.json"] = config.to_dict()
-    result.tags["hri_band"] = res.band
-    result.tags["hri_action"] = res.action
-    return result
 
-
-def _scores_frame(responses: list, scored: dict) -> pd.DataFrame:
-    rows = []
-    for r in responses:
-        s = scored[r.response_id]
-        row = {
+def _scores_frame(responses: list[Response], scored: dict[str, HRIResult]) -> pd.DataFrame:
+    """One row per response: ids, outcome (nullable) and its HRI columns."""
+    rows = [
+        {
             "example_id": r.response_id,
             "group_id": r.source or r.response_id,
             "task": r.task,
             "label": r.outcome,
+            **scored[r.response_id].score_columns(),
         }
-        row.update({agg: s.aggregations[agg] for agg in AGGREGATIONS})
-        row.update(
-            {
-                "band": s.band,
-                "action": s.action,
-                "binding_floor": "" if s.binding_floor is None else s.binding_floor.rule,
-                "n_claims": len(r.claims),
-                "sum_criticality": s.sum_criticality,
-            }
-        )
-        rows.append(row)
+        for r in responses
+    ]
     frame = pd.DataFrame(rows)
     frame["label"] = pd.array(
         [pd.NA if v is None else int(v) for v in frame["label"]], dtype="Int64"

@@ -14,18 +14,18 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig
 
 from runner.errors import ConfigError
 from runner.results import StudyResult
 from runner.routing import route as rt
-from runner.routing.config import check_routing
+from runner.routing.config import check_routing, routing_or_defaults
 from runner.routing.model import INPUT_FIELDS
 from runner.routing.registry import load_routed_model, parse_model_uri
-from runner.studies.fit_gate import routing_conf
+from runner.studies.contract import Inputs, Study
 
 TITLES = {
     "decisions": "Routed rows per decision",
@@ -40,98 +40,107 @@ class Params:
     verifier_timing_rows: int = 32
 
 
-def check(cfg: DictConfig, params: Params) -> None:
-    """A model URI, a valid policy, and the verifier configured when one is named."""
-    routing = routing_conf(cfg)
-    check_routing(routing)
-    if not routing.model_uri:
-        raise ConfigError("route needs routing.model_uri=models:/<name>@champion")
-    parse_model_uri(routing.model_uri)
-    if routing.verifier and routing.verifier not in (cfg.get("verifiers") or {}):
-        raise ConfigError(
-            f"routing.verifier={routing.verifier!r} is not a configured verifier "
-            f"(configured: {sorted(cfg.get('verifiers') or {})}); add one with "
-            f"+verifier@verifiers.{routing.verifier}=<config>"
+class Route(Study):
+    """Route traffic through a registered gate: accept, verify or review each answer."""
+
+    name = "route"
+    Params = Params
+    titles = TITLES
+
+    def check(self, inputs: Inputs, params: Params) -> None:
+        """A model URI, a valid policy, and the verifier configured when one is named."""
+        routing = routing_or_defaults(inputs.routing)
+        check_routing(routing)
+        if not routing.model_uri:
+            raise ConfigError("route needs routing.model_uri=models:/<name>@champion")
+        parse_model_uri(routing.model_uri)
+        if routing.verifier and routing.verifier not in inputs.verifiers:
+            raise ConfigError(
+                f"routing.verifier={routing.verifier!r} is not a configured verifier "
+                f"(configured: {sorted(inputs.verifiers)}); add one with "
+                f"+verifier@verifiers.{routing.verifier}=<config>"
+            )
+
+    def run(self, inputs: Inputs, params: Params) -> StudyResult:
+        """Load the model, route every row, mark the audit sample, summarise."""
+        routing, data = routing_or_defaults(inputs.routing), inputs.data
+        model = load_routed_model(inputs.require("tracking").uri, routing.model_uri)
+        frame = data.frame.reset_index(drop=True)
+        training_sources = list(model.metadata.get("training_sources") or [])
+        unseen = rt.unseen_sources(frame["source"], training_sources)
+        rt.handle_unseen(unseen, routing.on_unseen_source, training_sources, data.files[0])
+
+        start = time.perf_counter()
+        routed = model.pyfunc.predict(frame[list(INPUT_FIELDS)])
+        gate_ms = (time.perf_counter() - start) * 1000.0 / len(frame)
+        decision = routed["decision"].to_numpy(dtype=object)
+        is_unseen = ~frame["source"].astype(str).isin(set(training_sources)).to_numpy()
+        if routing.on_unseen_source == "review":
+            decision[is_unseen] = "review"
+        audit = rt.audit_sample(decision, routing.audit_fraction, inputs.seed)
+        decisions = pd.DataFrame(
+            {
+                "id": frame["example_id"].to_numpy(),
+                "risk": routed["risk"].to_numpy(np.float64),
+                "decision": decision.astype(str),
+                "audit": audit,
+                "source": frame["source"].to_numpy(),
+                "unseen_source": is_unseen,
+                "model": f"{model.name}/{model.version}",
+            }
         )
-
-
-def run(cfg: DictConfig, data, params: Params) -> StudyResult:
-    """Load the model, route every row, mark the audit sample, summarise."""
-    routing = routing_conf(cfg)
-    model = load_routed_model(cfg, routing.model_uri)
-    frame = data.frame.reset_index(drop=True)
-    training_sources = list(model.metadata.get("training_sources") or [])
-    unseen = rt.unseen_sources(frame["source"], training_sources)
-    rt.handle_unseen(unseen, routing.on_unseen_source, training_sources, data.files[0])
-
-    start = time.perf_counter()
-    routed = model.pyfunc.predict(frame[list(INPUT_FIELDS)])
-    gate_ms = (time.perf_counter() - start) * 1000.0 / len(frame)
-    decision = routed["decision"].to_numpy(dtype=object)
-    is_unseen = ~frame["source"].astype(str).isin(set(training_sources)).to_numpy()
-    if routing.on_unseen_source == "review":
-        decision[is_unseen] = "review"
-    audit = rt.audit_sample(decision, routing.audit_fraction, int(cfg.seed))
-    decisions = pd.DataFrame(
-        {
-            "id": frame["example_id"].to_numpy(),
-            "risk": routed["risk"].to_numpy(np.float64),
-            "decision": decision.astype(str),
-            "audit": audit,
-            "source": frame["source"].to_numpy(),
-            "unseen_source": is_unseen,
-            "model": f"{model.name}/{model.version}",
+        result = StudyResult(titles=dict(TITLES))
+        for band in ("accept", "verify", "review"):
+            count = int((decisions["decision"] == band).sum())
+            result.add("decisions", band, "rows", count)
+            result.add("decisions", band, "share", count / len(decisions))
+        result.add("decisions", "audit", "rows", int(audit.sum()))
+        result.add("decisions", "unseen source", "rows", int(is_unseen.sum()))
+        runtime = {"gate_ms_per_example": gate_ms, "rows": len(frame)}
+        if routing.verifier:
+            runtime["cascade"] = _cascade(
+                inputs.verifiers[routing.verifier], routing.verifier, frame, decisions, gate_ms
+            )
+        if data.info.get("labelled"):
+            labels = frame["label"].to_numpy(dtype=np.int64)
+            promise = model.metadata.get("oof_realised") or {}
+            for key, value in rt.realised(labels, decisions["decision"].to_numpy()).items():
+                result.add("realised", key, "this file", value)
+            result.add(
+                "realised", "review precision", "OOF promise", promise.get("review_precision")
+            )
+            result.add("realised", "accepted risk", "OOF promise", promise.get("accepted_risk"))
+        result.files["decisions.parquet"] = decisions
+        result.runtime.update(runtime)
+        result.extra["summary.json"] = {
+            "model": {
+                "uri": model.uri,
+                "name": model.name,
+                "version": model.version,
+                "training_run_id": model.run_id,
+            },
+            "counts": decisions["decision"].value_counts().sort_index().to_dict(),
+            "audit_rows": int(audit.sum()),
+            "unseen_sources": unseen,
+            "on_unseen_source": routing.on_unseen_source,
+            "training_sources": training_sources,
+            "thresholds": model.metadata.get("thresholds"),
         }
-    )
-    result = StudyResult(titles=dict(TITLES))
-    for band in ("accept", "verify", "review"):
-        count = int((decisions["decision"] == band).sum())
-        result.add("decisions", band, "rows", count)
-        result.add("decisions", band, "share", count / len(decisions))
-    result.add("decisions", "audit", "rows", int(audit.sum()))
-    result.add("decisions", "unseen source", "rows", int(is_unseen.sum()))
-    runtime = {"gate_ms_per_example": gate_ms, "rows": len(frame)}
-    if routing.verifier:
-        runtime["cascade"] = _cascade(cfg, routing.verifier, frame, decisions, gate_ms, params)
-    if data.info.get("labelled"):
-        labels = frame["label"].to_numpy(dtype=np.int64)
-        promise = model.metadata.get("oof_realised") or {}
-        for key, value in rt.realised(labels, decisions["decision"].to_numpy()).items():
-            result.add("realised", key, "this file", value)
-        result.add("realised", "review precision", "OOF promise", promise.get("review_precision"))
-        result.add("realised", "accepted risk", "OOF promise", promise.get("accepted_risk"))
-    result.files["decisions.parquet"] = decisions
-    result.runtime.update(runtime)
-    result.extra["summary.json"] = {
-        "model": {
-            "uri": model.uri,
-            "name": model.name,
-            "version": model.version,
-            "training_run_id": model.run_id,
-        },
-        "counts": decisions["decision"].value_counts().sort_index().to_dict(),
-        "audit_rows": int(audit.sum()),
-        "unseen_sources": unseen,
-        "on_unseen_source": routing.on_unseen_source,
-        "training_sources": training_sources,
-        "thresholds": model.metadata.get("thresholds"),
-    }
-    result.tags.update(
-        {
-            "model_name": model.name,
-            "model_version": model.version,
-            "model_link": "last_route_run",
-            "model_uri": model.uri,
-        }
-    )
-    return result
+        result.tags.update(
+            {
+                "model_name": model.name,
+                "model_version": model.version,
+                "model_link": "last_route_run",
+                "model_uri": model.uri,
+            }
+        )
+        return result
 
 
-def _cascade(cfg, name: str, frame, decisions: pd.DataFrame, gate_ms: float, params) -> dict:
+def _cascade(
+    verifier: Any, name: str, frame: pd.DataFrame, decisions: pd.DataFrame, gate_ms: float
+) -> dict:
     """Score the verify band with the verifier; cost of the cascade vs the verifier alone."""
-    from hydra.utils import instantiate
-
-    verifier = instantiate(cfg.verifiers[name], _convert_="all")
     band = np.flatnonzero(decisions["decision"].to_numpy() == "verify")
     scores = pd.array([pd.NA] * len(frame), dtype="Float64")
     verify_ms = 0.0

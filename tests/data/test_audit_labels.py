@@ -1,0 +1,44 @@
+"""Audit labels load only for rows the route run accepted (and marked), naming file, row, field."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from runner.data.audit_labels import load_audit_labels
+from runner.errors import DataError
+
+
+def test_audit_labels_must_belong_to_the_marked_accepted_rows(tmp_path):
+    decisions = pd.DataFrame(
+        {
+            "id": ["a", "b", "c"],
+            "risk": [0.1, 0.2, 0.9],
+            "decision": ["accept", "accept", "review"],
+            "audit": [True, False, False],
+            "model": "g/1",
+        }
+    )
+    dec = tmp_path / "decisions.parquet"
+    decisions.to_parquet(dec, index=False)
+    labels = tmp_path / "audit.jsonl"
+
+    def load(*rows: dict, **kwargs):
+        labels.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return load_audit_labels(str(dec), str(labels), **kwargs)
+
+    data = load({"id": "a", "label": "FAIL"})
+    assert data.frame["label"].tolist() == [1] and data.info["models"] == ["g/1"]
+    with pytest.raises(DataError, match="not marked for audit") as err:
+        load({"id": "a", "label": 0}, {"id": "b", "label": 0})
+    assert (err.value.row, err.value.field) == (2, "id")
+    assert len(load({"id": "a", "label": 0}, {"id": "b", "label": 0}, scope="accepted").frame) == 2
+    with pytest.raises(DataError, match="was not accepted"):
+        load({"id": "c", "label": 1}, scope="accepted")
+    with pytest.raises(DataError, match="not in the decisions"):
+        load({"id": "zz", "label": 1})
+    with pytest.raises(DataError, match="FAIL/PASS") as err:
+        load({"id": "a", "label": "maybe"})
+    assert err.value.field == "label"
