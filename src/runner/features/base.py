@@ -50,17 +50,9 @@ def answer_length(x: ExampleView) -> float:
 
 
 def context_length(x: ExampleView) -> float:
-    """Number of tokens in the context (stop words included).
+    """Number of tokens in the context (stop words included): `answer_length` of the context.
 
-    Parameters
-    ----------
-    x : ExampleView
-        The example.
-
-    Returns
-    -------
-    float
-        ``len(x.context.tokens)``; 0 for an empty context.
+    ``len(x.context.tokens)``; 0 for an empty context.
     """
     return float(len(x.context.tokens))
 
