@@ -32,20 +32,10 @@ import numpy as np
 import pandas as pd
 
 from runner.errors import ConfigError, DataError
+from runner.frames import REQUIRED_COLUMNS
 
 logger = logging.getLogger(__name__)
 
-REQUIRED_COLUMNS: tuple[str, ...] = (
-    "example_id",
-    "group_id",
-    "task",
-    "source",
-    "question",
-    "context",
-    "answer",
-    "label",
-)
-"""Columns every canonical response-level frame has, in this order."""
 
 _ID_COLUMNS = ("example_id", "group_id", "task", "source")
 _NON_EMPTY_TEXT = ("context", "answer")
