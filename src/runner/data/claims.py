@@ -477,10 +477,8 @@ def load_factcheck_stance(
         ``<data_dir>/factcheck-bench/subtasks/subtask3_claim_evidence_stance.jsonl``.
     limit : int, optional
         Keep the first N kept pairs in file order.
-    data_dir : str, optional
-        Root of the offline data sets; default ``$RUNNER_DATA_DIR``.
-    name : str
-        Dataset name recorded with the run.
+    data_dir, name
+        As in `load_wice`.
 
     Returns
     -------

@@ -24,6 +24,8 @@ integer weights the AUROC numerator and denominator here are exact.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from runner.evaluation._checks import check_labels, checked_block_masses, describe_rows
@@ -128,24 +130,18 @@ def auroc(y: object, s: object) -> float:
     float
         AUROC in [0, 1].
     """
-    y_arr = check_labels(y)
-    return float(auroc_batched(y_arr, s, np.ones((1, y_arr.shape[0])))[0])
+    return _unweighted(auroc_batched, y, s)
 
 
 def average_precision(y: object, s: object) -> float:
     """Average precision, equal to `sklearn.metrics.average_precision_score(y, s)`.
 
-    Parameters
-    ----------
-    y : array of 0/1, shape (n,)
-        Labels, 1 = unfaithful (positive). Must hold both classes.
-    s : array of float, shape (n,)
-        Risk scores, larger = more likely positive. Tied scores form one threshold.
-
-    Returns
-    -------
-    float
-        AP in [0, 1].
+    Arguments as in `auroc`, except that tied scores form one threshold; AP in [0, 1].
     """
+    return _unweighted(average_precision_batched, y, s)
+
+
+def _unweighted(batched: Callable[..., np.ndarray], y: object, s: object) -> float:
+    """A batched metric on the sample itself: one resample, every weight 1."""
     y_arr = check_labels(y)
-    return float(average_precision_batched(y_arr, s, np.ones((1, y_arr.shape[0])))[0])
+    return float(batched(y_arr, s, np.ones((1, y_arr.shape[0])))[0])

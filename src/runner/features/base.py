@@ -153,15 +153,8 @@ def answer_context_jaccard(x: ExampleView) -> float:
 def question_answer_jaccard(x: ExampleView) -> float:
     """Jaccard similarity of the question's (task input's) and the answer's content-token sets.
 
-    Parameters
-    ----------
-    x : ExampleView
-        The example.
-
-    Returns
-    -------
-    float
-        In [0, 1]; 0.0 when neither has a content token.
+    `answer_context_jaccard` with the question in place of the context: in [0, 1], 0.0 when
+    neither has a content token.
     """
     return jaccard(x.question.content_set, x.answer.content_set)
 
