@@ -50,9 +50,17 @@ def answer_length(x: ExampleView) -> float:
 
 
 def context_length(x: ExampleView) -> float:
-    """Number of tokens in the context (stop words included): `answer_length` of the context.
+    """Number of tokens in the context (stop words included).
 
-    ``len(x.context.tokens)``; 0 for an empty context.
+    Parameters
+    ----------
+    x : ExampleView
+        The example.
+
+    Returns
+    -------
+    float
+        ``len(x.context.tokens)``; 0 for an empty context.
     """
     return float(len(x.context.tokens))
 
@@ -153,8 +161,15 @@ def answer_context_jaccard(x: ExampleView) -> float:
 def question_answer_jaccard(x: ExampleView) -> float:
     """Jaccard similarity of the question's (task input's) and the answer's content-token sets.
 
-    `answer_context_jaccard` with the question in place of the context: in [0, 1], 0.0 when
-    neither has a content token.
+    Parameters
+    ----------
+    x : ExampleView
+        The example.
+
+    Returns
+    -------
+    float
+        In [0, 1]; 0.0 when neither has a content token.
     """
     return jaccard(x.question.content_set, x.answer.content_set)
 
