@@ -314,9 +314,7 @@ def load_wice(
     -------
     LoadedData
     """
-    check_split_file(name, split, path, WICE_SPLITS)
-    _check_limit(limit)
-    file = _file(path, data_dir, WICE_FILES["wice"].format(split=split), _HOW_TO_WICE)
+    file = _wice_file("wice", name, split, path, limit, data_dir)
     rows, lines = [], []
     for line, rec in _strict_records(file):
         if limit is not None and len(rows) >= limit:
@@ -376,9 +374,7 @@ def load_wice_oracle(
     -------
     LoadedData
     """
-    check_split_file(name, split, path, WICE_SPLITS)
-    _check_limit(limit)
-    file = _file(path, data_dir, WICE_FILES["wice_oracle"].format(split=split), _HOW_TO_WICE)
+    file = _wice_file("wice_oracle", name, split, path, limit, data_dir)
     rows, lines = [], []
     chunks: Counter = Counter()
     for line, rec in _strict_records(file):
@@ -411,6 +407,15 @@ def load_wice_oracle(
         "chunks_relabelled": sum(r["chunk_label"] != r["label"] for r in rows),
     }
     return _finish(rows, lines, file, name, "runner.data.claims.load_wice_oracle", params, info)
+
+
+def _wice_file(
+    kind: str, name: str, split: str, path: str | None, limit: int | None, data_dir: str | None
+) -> Path:
+    """Check a WiCE loader's settings and find its file (`kind`: a key of `WICE_FILES`)."""
+    check_split_file(name, split, path, WICE_SPLITS)
+    _check_limit(limit)
+    return _file(path, data_dir, WICE_FILES[kind].format(split=split), _HOW_TO_WICE)
 
 
 def _wice_row(rec: dict, claim_id: str, file: Path, line: int, name: str) -> dict:
