@@ -1,8 +1,15 @@
-"""Shared test setup: offline flags, a per-test artifacts dir, and the real data path."""
+"""Shared test setup: offline flags, the real data path, and how tests start processes."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -13,6 +20,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
+ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
@@ -29,3 +37,63 @@ def real_data_dir() -> Path:
 def data_dir() -> Path:
     """Path of the real offline data sets."""
     return real_data_dir()
+
+
+def run(
+    cmd: Sequence[str], *, env: Mapping[str, str], cwd: Path = ROOT, timeout: int = 600
+) -> subprocess.CompletedProcess:
+    """Run `cmd` to the end with its output captured as text (default cwd: the project)."""
+    return subprocess.run(
+        list(cmd), cwd=cwd, env=dict(env), capture_output=True, text=True, timeout=timeout
+    )
+
+
+def run_runner(
+    *args: str, env: Mapping[str, str], cwd: Path = ROOT, timeout: int = 600
+) -> subprocess.CompletedProcess:
+    """``python -m runner <args>`` in a fresh process, as a user starts a run."""
+    return run([sys.executable, "-m", "runner", *args], env=env, cwd=cwd, timeout=timeout)
+
+
+def free_port() -> int:
+    """A local TCP port that nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def mlflow_server(
+    store_uri: str, artifact_root: Path, env: Mapping[str, str], startup_s: float
+) -> Iterator[str]:
+    """A real ``mlflow server`` on a free port; yields its base URL once /health answers.
+
+    Fails the test if the server exits or does not answer within `startup_s` seconds; the
+    server is stopped when the block ends.
+    """
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "mlflow", "server",
+         "--backend-store-uri", store_uri, "--default-artifact-root", str(artifact_root),
+         "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
+        env=dict(env), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + startup_s
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/health", timeout=2) as resp:
+                    if resp.status == 200:
+                        break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"mlflow server did not come up (exit {server.poll()})")
+                time.sleep(0.5)
+        yield base
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()

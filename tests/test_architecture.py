@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.conftest import run
 
 ROOT = Path(__file__).resolve().parents[1]
 LINT = Path(sys.executable).with_name("lint-imports")
@@ -22,13 +23,8 @@ LINT = Path(sys.executable).with_name("lint-imports")
 def lint(tree: Path) -> subprocess.CompletedProcess:
     """Run lint-imports on the package under `tree/src` with `tree/pyproject.toml`."""
     env = {**os.environ, "PYTHONPATH": str(tree / "src")}
-    return subprocess.run(
-        [str(LINT), "--no-cache", str(tree / "pyproject.toml")],
-        cwd=tree,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    return run(
+        [str(LINT), "--no-cache", str(tree / "pyproject.toml")], env=env, cwd=tree, timeout=120
     )
 
 

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.conftest import run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,13 +33,9 @@ runpy.run_module("runner", run_name="__main__", alter_sys=True)
 
 def cli(*overrides: str, env: dict[str, str], patch: bool = True) -> subprocess.CompletedProcess:
     head = [sys.executable, "-c", NO_DATA] if patch else [sys.executable, "-m", "runner"]
-    return subprocess.run(
+    return run(
         [*head, "experiment=rq1_cheap_signals", "tracking=off", "progress=false", *overrides],
-        cwd=ROOT,
         env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
     )
 
 

@@ -12,6 +12,7 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from runner.config import register_configs
+from runner.data.base import REQUIRED_COLUMNS
 from runner.errors import ConfigError
 from runner.pipeline import check_config
 
@@ -80,16 +81,7 @@ def test_response_datasets_instantiate_into_the_canonical_frame(dataset, data_di
     cfg = composed("experiment=rq1_cheap_signals", f"dataset={dataset}", "dataset.limit=20")
     data = instantiate(cfg.dataset, _convert_="all")
     assert len(data.frame) == 20
-    assert {
-        "example_id",
-        "group_id",
-        "task",
-        "source",
-        "question",
-        "context",
-        "answer",
-        "label",
-    } <= set(data.frame.columns)
+    assert set(REQUIRED_COLUMNS) <= set(data.frame.columns)
 
 
 def test_a_wrong_type_fails_at_compose_time_naming_the_key():

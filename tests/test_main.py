@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-from pathlib import Path
 
 import mlflow
 import pytest
+from tests.conftest import run, run_runner
 
 from runner.reporting.outputs import latest_run_dir
-
-ROOT = Path(__file__).resolve().parents[1]
 
 NO_NETWORK = """
 import os, runpy, socket, sys
@@ -29,17 +26,6 @@ runpy.run_module("runner", run_name="__main__", alter_sys=True)
 """
 
 
-def runner(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "runner", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-
 def test_without_data_the_run_stops_at_once_saying_where_to_put_the_files(tmp_path):
     env = {
         **os.environ,
@@ -47,13 +33,8 @@ def test_without_data_the_run_stops_at_once_saying_where_to_put_the_files(tmp_pa
         "RUNNER_ARTIFACTS_DIR": str(tmp_path / "artifacts"),
     }
     # No Hub retry loop: any network connection attempt ends the run with status 98.
-    done = subprocess.run(
-        [sys.executable, "-c", NO_NETWORK, "experiment=rq1_cheap_signals", "tracking=off"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    done = run(
+        [sys.executable, "-c", NO_NETWORK, "experiment=rq1_cheap_signals", "tracking=off"], env=env
     )
     assert "network connection attempted" not in done.stderr
     assert done.returncode == 2
@@ -63,7 +44,7 @@ def test_without_data_the_run_stops_at_once_saying_where_to_put_the_files(tmp_pa
 @pytest.mark.slow
 def test_a_cli_run_writes_outputs_and_an_mlflow_run_with_its_artifacts(tmp_path, data_dir):
     env = {**os.environ, "RUNNER_DATA_DIR": str(data_dir), "RUNNER_ARTIFACTS_DIR": str(tmp_path)}
-    done = runner("experiment=rq5_source_shift", "bootstrap=fast", "progress=false", env=env)
+    done = run_runner("experiment=rq5_source_shift", "bootstrap=fast", "progress=false", env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Table VIII (a)" in done.stdout
     run_dir = latest_run_dir(tmp_path / "rq5_source_shift")

@@ -15,17 +15,14 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
-import sys
-import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
 
 import pytest
+from tests.conftest import mlflow_server, run_runner
 
-ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
 
 CHROMIUM_FLAGS = [
@@ -47,12 +44,6 @@ def chromium() -> str:
         if path:
             return path
     pytest.fail("no Chromium on PATH: run scripts/ci_system_deps.sh (apt-get install chromium)")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def get_json(url: str) -> dict:
@@ -90,36 +81,19 @@ def seconds(shown: str, unit: str) -> float:
 def test_the_runs_page_shows_override_names_the_study_duration_and_the_dataset(tmp_path):
     artifacts = tmp_path / "artifacts"
     env = {**os.environ, "RUNNER_ARTIFACTS_DIR": str(artifacts)}
-    done = subprocess.run(
-        [sys.executable, "-m", "runner", "experiment=hri_calibration", "bootstrap=fast",
-         "progress=false"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
+    done = run_runner(
+        "experiment=hri_calibration", "bootstrap=fast", "progress=false", env=env, timeout=900
+    )
     assert done.returncode == 0, done.stderr[-3000:]
 
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "mlflow", "server",
-         "--backend-store-uri", f"sqlite:///{artifacts / 'mlflow.db'}",
-         "--default-artifact-root", str(artifacts / "mlruns"),
-         "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
-        env={"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false", "MLFLOW_DISABLE_TELEMETRY": "true",
-             "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/health", timeout=2) as resp:
-                    if resp.status == 200:
-                        break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"mlflow server did not come up (exit {server.poll()})")
-                time.sleep(0.5)
-
+    env = {
+        "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false",
+        "MLFLOW_DISABLE_TELEMETRY": "true",
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(tmp_path),
+    }
+    store = f"sqlite:///{artifacts / 'mlflow.db'}"
+    with mlflow_server(store, artifacts / "mlruns", env, startup_s=120) as base:
         name = urllib.parse.quote("hri_calibration")
         exp = get_json(f"{base}/api/2.0/mlflow/experiments/get-by-name?experiment_name={name}")
         exp_id = exp["experiment"]["experiment_id"]
@@ -158,9 +132,3 @@ def test_the_runs_page_shows_override_names_the_study_duration_and_the_dataset(t
         screenshot = tmp_path / f"runs{attempt}.png"
         assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert screenshot.stat().st_size > 20_000  # a rendered page, not a blank image
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()

@@ -20,6 +20,7 @@ import mlflow
 import numpy as np
 import pytest
 from omegaconf import OmegaConf
+from tests.conftest import run_runner
 
 from runner import tracking
 from runner.errors import ConfigError
@@ -86,17 +87,6 @@ def stack():
         shutil.rmtree(state, ignore_errors=True)
 
 
-def _runner(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "runner", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-
 def _sweep_env(stack: dict, artifacts: Path) -> dict[str, str]:
     return {
         **os.environ,
@@ -113,7 +103,7 @@ def _sweep(launcher: str, name: str, stack: dict, artifacts: Path) -> subprocess
     seeds = ",".join(map(str, SEEDS))
     args = ["-m", *TINY, f"bootstrap.seed={seeds}", f"hydra/launcher={launcher}"]
     args += ["tracking=server", f"tracking.experiment_name={name}"]
-    return _runner(args, _sweep_env(stack, artifacts), cwd=artifacts)
+    return run_runner(*args, env=_sweep_env(stack, artifacts), cwd=artifacts)
 
 
 def _finished_runs(uri: str, experiment: str) -> list:
@@ -369,6 +359,6 @@ def test_the_cli_stops_before_any_data_when_the_tracking_server_is_missing(tmp_p
         "RUNNER_ARTIFACTS_DIR": str(tmp_path),
     }
     env.pop("MLFLOW_TRACKING_URI", None)
-    done = _runner(["experiment=rq1_cheap_signals", "tracking=server"], env, cwd=ROOT)
+    done = run_runner("experiment=rq1_cheap_signals", "tracking=server", env=env)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1].startswith("error: tracking=server needs")

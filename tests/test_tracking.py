@@ -5,11 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import socket
 import sqlite3
-import subprocess
-import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -17,6 +13,7 @@ import mlflow
 import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
+from tests.conftest import mlflow_server, run_runner
 
 from runner import tracking
 from runner.config import register_configs
@@ -200,22 +197,13 @@ def test_ctrl_c_during_a_run_ends_it_killed_and_leaves_no_partial_folder(tmp_pat
 @pytest.mark.slow
 def test_a_parallel_sweep_on_a_fresh_folder_records_every_job_as_a_finished_run(tmp_path):
     env = {**os.environ, "RUNNER_ARTIFACTS_DIR": str(tmp_path)}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "runner",
-            "-m",
-            "experiment=hri_example",
-            "seed=1,2,3",
-            "hydra/launcher=joblib",
-            "progress=false",
-        ],
-        cwd=ROOT,
+    done = run_runner(
+        "-m",
+        "experiment=hri_example",
+        "seed=1,2,3",
+        "hydra/launcher=joblib",
+        "progress=false",
         env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     client = mlflow.MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
@@ -233,67 +221,21 @@ def test_a_parallel_sweep_on_a_fresh_folder_records_every_job_as_a_finished_run(
     # a plain run afterwards keeps the sweep's outputs
     sweep = tmp_path / "hri_example" / "multirun"
     before = sorted(p.relative_to(sweep) for p in sweep.rglob("cells.csv"))
-    plain = subprocess.run(
-        [sys.executable, "-m", "runner", "experiment=hri_example", "progress=false"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    plain = run_runner("experiment=hri_example", "progress=false", env=env)
     assert plain.returncode == 0, plain.stderr[-3000:]
     assert sorted(p.relative_to(sweep) for p in sweep.rglob("cells.csv")) == before
     assert len(before) == 3
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.slow
 def test_a_real_mlflow_server_serves_the_logged_run_over_its_rest_api_and_ui(tmp_path):
     run_id, uri = _logged(tmp_path)
-    port = _free_port()
     env = {
         "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false",
         "MLFLOW_DISABLE_TELEMETRY": "true",
         "PATH": "/usr/bin:/bin",
     }
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mlflow",
-            "server",
-            "--backend-store-uri",
-            uri,
-            "--default-artifact-root",
-            str(tmp_path / "mlruns"),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--workers",
-            "1",
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/health", timeout=2) as resp:
-                    if resp.status == 200:
-                        break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"mlflow server did not come up (exit {proc.poll()})")
-                time.sleep(0.5)
+    with mlflow_server(uri, tmp_path / "mlruns", env, startup_s=90) as base:
         with urllib.request.urlopen(
             f"{base}/api/2.0/mlflow/runs/get?run_id={run_id}", timeout=10
         ) as resp:
@@ -302,9 +244,3 @@ def test_a_real_mlflow_server_serves_the_logged_run_over_its_rest_api_and_ui(tmp
         assert metrics["table3/QA/uncovered/AUROC"] == pytest.approx(0.7)
         with urllib.request.urlopen(base + "/", timeout=10) as resp:
             assert b"<html" in resp.read().lower()
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()

@@ -99,43 +99,34 @@ def test_missing_processed_column_names_header(processed_parquet):
     assert (caught.value.row, caught.value.field) == ("header", "output")
 
 
-def test_span_out_of_range_in_parquet(processed_parquet):
+# Bad cells: {(row, column): value} written into the parquet, the message the error must
+# match (None: any), and the (row, field) it must name.
+BAD_CELLS = {
+    "span out of range": (
+        {(1, "hallucination_labels"): json.dumps([{"start": 9, "end": 400}])},
+        "out of range",
+        (1, "spans"),
+    ),
+    "empty output": (
+        {(3, "output"): "", (3, "hallucination_labels"): "[]"},
+        None,
+        (3, "answer"),
+    ),
+    "duplicate id": ({(2, "id"): "10"}, "duplicate", (2, "example_id")),
+    "unknown task type": ({(0, "task_type"): "Chat"}, None, (0, "task_type")),
+}
+
+
+@pytest.mark.parametrize(("cells", "match", "where"), BAD_CELLS.values(), ids=BAD_CELLS.keys())
+def test_a_bad_cell_is_named_by_row_and_field(processed_parquet, cells, match, where):
     def edit(frame):
-        frame.loc[1, "hallucination_labels"] = json.dumps([{"start": 9, "end": 400}])
+        for (row, column), value in cells.items():
+            frame.loc[row, column] = value
         return frame
 
-    with pytest.raises(DataError, match="out of range") as caught:
+    with pytest.raises(DataError, match=match) as caught:
         load_ragtruth(path=processed_parquet(edit))
-    assert (caught.value.row, caught.value.field) == (1, "spans")
-
-
-def test_empty_output_and_duplicate_id(processed_parquet):
-    def empty(frame):
-        frame.loc[3, "output"] = ""
-        frame.loc[3, "hallucination_labels"] = "[]"
-        return frame
-
-    with pytest.raises(DataError) as caught:
-        load_ragtruth(path=processed_parquet(empty))
-    assert (caught.value.row, caught.value.field) == (3, "answer")
-
-    def duplicate(frame):
-        frame.loc[2, "id"] = "10"
-        return frame
-
-    with pytest.raises(DataError, match="duplicate") as caught:
-        load_ragtruth(path=processed_parquet(duplicate))
-    assert (caught.value.row, caught.value.field) == (2, "example_id")
-
-
-def test_unknown_task_type_is_rejected(processed_parquet):
-    def edit(frame):
-        frame.loc[0, "task_type"] = "Chat"
-        return frame
-
-    with pytest.raises(DataError) as caught:
-        load_ragtruth(path=processed_parquet(edit))
-    assert (caught.value.row, caught.value.field) == (0, "task_type")
+    assert (caught.value.row, caught.value.field) == where
 
 
 def test_skip_invalid_counts_and_reports_every_bad_row(processed_parquet):

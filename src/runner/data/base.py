@@ -32,20 +32,10 @@ import numpy as np
 import pandas as pd
 
 from runner.errors import ConfigError, DataError
+from runner.frames import REQUIRED_COLUMNS
 
 logger = logging.getLogger(__name__)
 
-REQUIRED_COLUMNS: tuple[str, ...] = (
-    "example_id",
-    "group_id",
-    "task",
-    "source",
-    "question",
-    "context",
-    "answer",
-    "label",
-)
-"""Columns every canonical response-level frame has, in this order."""
 
 _ID_COLUMNS = ("example_id", "group_id", "task", "source")
 _NON_EMPTY_TEXT = ("context", "answer")
@@ -176,9 +166,11 @@ def group_key(prefix: str, text: str) -> str:
     return f"{prefix}:{hashlib.sha1(text.encode('utf-8')).hexdigest()[:16]}"
 
 
-def check_columns(frame: pd.DataFrame, file: str) -> None:
-    """Raise a `DataError` (row ``"header"``) for the first required column missing."""
-    for column in REQUIRED_COLUMNS:
+def check_columns(
+    frame: pd.DataFrame, file: str, required: Sequence[str] = REQUIRED_COLUMNS
+) -> None:
+    """Raise a `DataError` (row ``"header"``) for the first `required` column missing."""
+    for column in required:
         if column not in frame.columns:
             raise DataError(
                 f"required column missing (columns present: {', '.join(map(str, frame.columns))})",
@@ -216,14 +208,14 @@ def find_row_problems(
     spans = frame["spans"].tolist() if "spans" in frame.columns else None
     for pos in range(len(frame)):
         for column in _ID_COLUMNS:
-            reason = _text_problem(columns[column][pos], allow_empty=False)
+            reason = text_problem(columns[column][pos], allow_empty=False)
             if reason:
                 add(pos, column, reason)
-        reason = _text_problem(columns["question"][pos], allow_empty=True)
+        reason = text_problem(columns["question"][pos], allow_empty=True)
         if reason:
             add(pos, "question", reason)
         for column in _NON_EMPTY_TEXT:
-            reason = _text_problem(columns[column][pos], allow_empty=False)
+            reason = text_problem(columns[column][pos], allow_empty=False)
             if reason:
                 add(pos, column, reason)
         reason = _label_problem(columns["label"][pos])
@@ -463,7 +455,8 @@ def is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def _text_problem(value: Any, *, allow_empty: bool) -> str | None:
+def text_problem(value: Any, *, allow_empty: bool) -> str | None:
+    """Why `value` is not a usable text field (missing, not a string, or empty), else None."""
     if is_missing(value):
         return "missing value"
     if not isinstance(value, str):

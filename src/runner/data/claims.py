@@ -38,6 +38,7 @@ from runner.data.base import (
     fingerprint_files,
     frame_fingerprint,
     read_jsonl,
+    text_problem,
 )
 from runner.data.claim_labels import LABELS, SEVERITY, to_label
 from runner.errors import ConfigError, DataError, DataNotFoundError
@@ -135,11 +136,11 @@ def validate_claim_frame(frame: pd.DataFrame, file: str) -> None:
     has_crit = "criticality" in frame.columns
     for row, rec in zip(frame.index, frame.to_dict("records"), strict=True):
         for column in ("claim_id", "response_id", "claim", *([key] if key != "claim_id" else [])):
-            problem = _text_problem(rec[column], allow_empty=False)
+            problem = text_problem(rec[column], allow_empty=False)
             if problem:
                 raise DataError(problem, file=file, row=row, field=column)
         for column in ("question", "category"):
-            problem = _text_problem(rec[column], allow_empty=True)
+            problem = text_problem(rec[column], allow_empty=True)
             if problem:
                 raise DataError(problem, file=file, row=row, field=column)
         problem = _passages_problem(rec["passages"])
@@ -173,16 +174,6 @@ def validate_claim_frame(frame: pd.DataFrame, file: str) -> None:
                 row=row,
                 field="label",
             )
-
-
-def _text_problem(value: Any, *, allow_empty: bool) -> str | None:
-    if value is None or (isinstance(value, float) and pd.isna(value)):
-        return "missing value"
-    if not isinstance(value, str):
-        return f"must be a string, got {type(value).__name__} {value!r}"
-    if not allow_empty and not value.strip():
-        return "empty string"
-    return None
 
 
 def _passages_problem(value: Any) -> str | None:
@@ -323,32 +314,16 @@ def load_wice(
     -------
     LoadedData
     """
-    check_split_file(name, split, path, WICE_SPLITS)
-    _check_limit(limit)
-    file = _file(path, data_dir, WICE_FILES["wice"].format(split=split), _HOW_TO_WICE)
+    file = _wice_file("wice", name, split, path, limit, data_dir)
     rows, lines = [], []
     for line, rec in _strict_records(file):
         if limit is not None and len(rows) >= limit:
             break
         meta = _field(rec, "meta", file, line)
-        claim_id = _wice_id(meta, file, line)
-        raw = _field(rec, "label", file, line)
-        evidence = _str_list(_field(rec, "evidence", file, line), file, line, "evidence")
-        rows.append(
-            {
-                "claim_id": claim_id,
-                "response_id": claim_id,
-                "question": "",
-                "claim": _field(rec, "claim", file, line),
-                "passages": ["\n".join(evidence)],
-                "label": _mapped(raw, WICE_LABELS, file, line, "label"),
-                "raw_label": raw,
-                "category": "",
-                "source": name,
-                "title": str(meta.get("claim_title", "")),
-                "supporting_sentences": rec.get("supporting_sentences", []),
-            }
-        )
+        row = _wice_row(rec, _wice_id(meta, file, line), file, line, name)
+        row["title"] = str(meta.get("claim_title", ""))
+        row["supporting_sentences"] = rec.get("supporting_sentences", [])
+        rows.append(row)
         lines.append(line)
     params = {"split": split, "limit": limit, "path": str(file)}
     return _finish(
@@ -387,25 +362,19 @@ def load_wice_oracle(
 
     Parameters
     ----------
-    split : str
-        ``dev`` or ``test``.
     path : str, optional
         The oracle-chunk JSONL file; default
         ``<data_dir>/wice/code_and_resources/entailment_inputs/oracle_chunks/claim/``.
     limit : int, optional
         Keep the first N *claims* (with all their chunks) in file order.
-    data_dir : str, optional
-        Root of the offline data sets; default ``$RUNNER_DATA_DIR``.
-    name : str
-        Dataset name recorded with the run.
+    split, data_dir, name
+        As in `load_wice`.
 
     Returns
     -------
     LoadedData
     """
-    check_split_file(name, split, path, WICE_SPLITS)
-    _check_limit(limit)
-    file = _file(path, data_dir, WICE_FILES["wice_oracle"].format(split=split), _HOW_TO_WICE)
+    file = _wice_file("wice_oracle", name, split, path, limit, data_dir)
     rows, lines = [], []
     chunks: Counter = Counter()
     for line, rec in _strict_records(file):
@@ -413,27 +382,14 @@ def load_wice_oracle(
         claim_id = _wice_id(meta, file, line)
         if limit is not None and claim_id not in chunks and len(chunks) >= limit:
             continue
-        raw = _field(rec, "label", file, line)
-        evidence = _str_list(_field(rec, "evidence", file, line), file, line, "evidence")
+        row = _wice_row(rec, claim_id, file, line, name)
         k = chunks[claim_id]
         chunks[claim_id] += 1
-        rows.append(
-            {
-                "claim_id": claim_id,
-                "response_id": claim_id,
-                "question": "",
-                "claim": _field(rec, "claim", file, line),
-                "passages": ["\n".join(evidence)],
-                "label": None,
-                "raw_label": raw,
-                "category": "",
-                "source": name,
-                "unit_id": f"{claim_id}#{k}",
-                "chunk": k,
-                "chunk_label": _mapped(raw, WICE_LABELS, file, line, "label"),
-                "title": str(meta.get("claim_title", "")),
-            }
-        )
+        # The claim's label is set below, from its most supported chunk.
+        row["unit_id"], row["chunk"], row["chunk_label"] = f"{claim_id}#{k}", k, row["label"]
+        row["label"] = None
+        row["title"] = str(meta.get("claim_title", ""))
+        rows.append(row)
         lines.append(line)
     best: dict[str, tuple[int, str]] = {}
     for row in rows:
@@ -451,6 +407,32 @@ def load_wice_oracle(
         "chunks_relabelled": sum(r["chunk_label"] != r["label"] for r in rows),
     }
     return _finish(rows, lines, file, name, "runner.data.claims.load_wice_oracle", params, info)
+
+
+def _wice_file(
+    kind: str, name: str, split: str, path: str | None, limit: int | None, data_dir: str | None
+) -> Path:
+    """Check a WiCE loader's settings and find its file (`kind`: a key of `WICE_FILES`)."""
+    check_split_file(name, split, path, WICE_SPLITS)
+    _check_limit(limit)
+    return _file(path, data_dir, WICE_FILES[kind].format(split=split), _HOW_TO_WICE)
+
+
+def _wice_row(rec: dict, claim_id: str, file: Path, line: int, name: str) -> dict:
+    """The canonical columns of one WiCE record (claim file or oracle chunk)."""
+    raw = _field(rec, "label", file, line)
+    evidence = _str_list(_field(rec, "evidence", file, line), file, line, "evidence")
+    return {
+        "claim_id": claim_id,
+        "response_id": claim_id,
+        "question": "",
+        "claim": _field(rec, "claim", file, line),
+        "passages": ["\n".join(evidence)],
+        "label": _mapped(raw, WICE_LABELS, file, line, "label"),
+        "raw_label": raw,
+        "category": "",
+        "source": name,
+    }
 
 
 def _wice_id(meta: Any, file: Path, line: int) -> str:
@@ -500,10 +482,8 @@ def load_factcheck_stance(
         ``<data_dir>/factcheck-bench/subtasks/subtask3_claim_evidence_stance.jsonl``.
     limit : int, optional
         Keep the first N kept pairs in file order.
-    data_dir : str, optional
-        Root of the offline data sets; default ``$RUNNER_DATA_DIR``.
-    name : str
-        Dataset name recorded with the run.
+    data_dir, name
+        As in `load_wice`.
 
     Returns
     -------
@@ -653,15 +633,15 @@ def _user_row(rec: dict, file: Path, line: int, issues: IssueLog) -> dict | None
             issues.add(where, line, key, "required field missing")
             return None
     checks = [
-        ("question", _text_problem(rec["question"], allow_empty=True)),
-        ("claim", _text_problem(rec["claim"], allow_empty=False)),
+        ("question", text_problem(rec["question"], allow_empty=True)),
+        ("claim", text_problem(rec["claim"], allow_empty=False)),
         ("passages", _passages_problem(rec["passages"])),
     ]
     for key in ("claim_id", "response_id"):
         if key in rec:
-            checks.append((key, _text_problem(rec[key], allow_empty=False)))
+            checks.append((key, text_problem(rec[key], allow_empty=False)))
     if "category" in rec:
-        checks.append(("category", _text_problem(rec["category"], allow_empty=True)))
+        checks.append(("category", text_problem(rec["category"], allow_empty=True)))
     if "criticality" in rec:
         checks.append(("criticality", _criticality_problem(rec["criticality"])))
     label = None

@@ -281,20 +281,25 @@ def _read_factbench(path: Path) -> tuple[list[Response], Counter]:
                     row=f"{line} claims[{k}]",
                 )
             )
-        out.append(
-            Response(
-                response_id=f"factbench:{line}",
-                claims=tuple(built),
-                question=str(_field(rec, "prompt", path, line)),
-                answer=str(_field(rec, "response", path, line)),
-                outcome=outcome,
-                source=str(source),
-                task="factbench",
-                file=str(path),
-                row=line,
-            )
-        )
+        out.append(_response(rec, path, line, built, outcome, str(source), "factbench"))
     return out, skipped
+
+
+def _response(
+    rec: dict, path: Path, line: int, claims: list, outcome: Any, source: str, task: str
+) -> Response:
+    """One response of either Factcheck-Bench file, id ``<task>:<line>``, with its claims."""
+    return Response(
+        response_id=f"{task}:{line}",
+        claims=tuple(claims),
+        question=str(_field(rec, "prompt", path, line)),
+        answer=str(_field(rec, "response", path, line)),
+        outcome=outcome,
+        source=source,
+        task=task,
+        file=str(path),
+        row=line,
+    )
 
 
 _TREE_LISTS = (
@@ -383,19 +388,7 @@ def _read_tree(
         if not built:
             skipped["no check-worthy claims"] += 1
             continue
-        out.append(
-            Response(
-                response_id=f"{collection}:{line}",
-                claims=tuple(built),
-                question=str(_field(rec, "prompt", path, line)),
-                answer=str(_field(rec, "response", path, line)),
-                outcome=outcome,
-                source="factcheckgpt",
-                task=collection,
-                file=str(path),
-                row=line,
-            )
-        )
+        out.append(_response(rec, path, line, built, outcome, "factcheckgpt", collection))
     return out, skipped
 
 

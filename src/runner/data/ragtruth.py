@@ -42,6 +42,7 @@ from runner.data.base import (
     IssueLog,
     LoadedData,
     as_id,
+    check_columns,
     check_split_file,
     fingerprint_files,
     frame_fingerprint,
@@ -282,14 +283,7 @@ def _from_processed(
     raw: pd.DataFrame, file: str, limit: int | None, issues: IssueLog
 ) -> pd.DataFrame:
     """Map processed rows (index = 0-based row) to the canonical frame, validated."""
-    for column in PROCESSED_COLUMNS:
-        if column not in raw.columns:
-            raise DataError(
-                f"required column missing (columns present: {', '.join(map(str, raw.columns))})",
-                file=file,
-                row="header",
-                field=column,
-            )
+    check_columns(raw, file, PROCESSED_COLUMNS)
     raw = raw.reset_index(drop=True)
     if limit is not None:
         raw = raw.iloc[:limit]

@@ -106,6 +106,20 @@ def block_masses(
     return pos, neg
 
 
+def checked_block_masses(
+    y: object, s: object, weights: object, *, descending: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """`block_masses` of a (labels, scores, resample weights) triple checked first.
+
+    Every batched metric and operating point starts here, so each one rejects the same
+    mistakes with the same words.
+    """
+    y_arr = check_labels(y)
+    s_arr = check_scores(s, y_arr.shape[0])
+    w = check_weights(weights, y_arr.shape[0])
+    return block_masses(y_arr, s_arr, w, descending=descending)
+
+
 def describe_rows(rows: np.ndarray, limit: int = 5) -> str:
     """'3 (first: 0, 4, 9)' style summary of flagged row positions."""
     rows = np.asarray(rows)

@@ -24,15 +24,11 @@ integer weights the AUROC numerator and denominator here are exact.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
-from runner.evaluation._checks import (
-    block_masses,
-    check_labels,
-    check_scores,
-    check_weights,
-    describe_rows,
-)
+from runner.evaluation._checks import check_labels, checked_block_masses, describe_rows
 
 
 def _require_two_classes(pos_total: np.ndarray, neg_total: np.ndarray, metric: str) -> None:
@@ -95,10 +91,7 @@ def auroc_batched(y: object, s: object, weights: object) -> np.ndarray:
     numpy.ndarray, shape (B,)
         AUROC per resample. Raises ValueError if any resample holds one class.
     """
-    y_arr = check_labels(y)
-    s_arr = check_scores(s, y_arr.shape[0])
-    w = check_weights(weights, y_arr.shape[0])
-    pos, neg = block_masses(y_arr, s_arr, w, descending=False)
+    pos, neg = checked_block_masses(y, s, weights, descending=False)
     pos_total, neg_total = pos.sum(axis=1), neg.sum(axis=1)
     _require_two_classes(pos_total, neg_total, "AUROC")
     neg_below = np.cumsum(neg, axis=1) - neg
@@ -109,24 +102,10 @@ def auroc_batched(y: object, s: object, weights: object) -> np.ndarray:
 def average_precision_batched(y: object, s: object, weights: object) -> np.ndarray:
     """Weighted average precision (scikit-learn's step-wise AP) for every resample at once.
 
-    Parameters
-    ----------
-    y : array of 0/1, shape (n,)
-        Labels, 1 = unfaithful (positive).
-    s : array of float, shape (n,)
-        Risk scores, larger = more likely positive.
-    weights : array, shape (B, n)
-        Multiplicity of each example in each resample.
-
-    Returns
-    -------
-    numpy.ndarray, shape (B,)
-        AP per resample. Raises ValueError if any resample holds one class.
+    Takes the arguments of `auroc_batched` and returns one AP per resample, shape (B,);
+    raises ValueError if any resample holds one class.
     """
-    y_arr = check_labels(y)
-    s_arr = check_scores(s, y_arr.shape[0])
-    w = check_weights(weights, y_arr.shape[0])
-    pos, neg = block_masses(y_arr, s_arr, w, descending=True)
+    pos, neg = checked_block_masses(y, s, weights, descending=True)
     pos_total, neg_total = pos.sum(axis=1), neg.sum(axis=1)
     _require_two_classes(pos_total, neg_total, "average precision")
     tp = np.cumsum(pos, axis=1)
@@ -151,24 +130,18 @@ def auroc(y: object, s: object) -> float:
     float
         AUROC in [0, 1].
     """
-    y_arr = check_labels(y)
-    return float(auroc_batched(y_arr, s, np.ones((1, y_arr.shape[0])))[0])
+    return _unweighted(auroc_batched, y, s)
 
 
 def average_precision(y: object, s: object) -> float:
     """Average precision, equal to `sklearn.metrics.average_precision_score(y, s)`.
 
-    Parameters
-    ----------
-    y : array of 0/1, shape (n,)
-        Labels, 1 = unfaithful (positive). Must hold both classes.
-    s : array of float, shape (n,)
-        Risk scores, larger = more likely positive. Tied scores form one threshold.
-
-    Returns
-    -------
-    float
-        AP in [0, 1].
+    Arguments as in `auroc`, except that tied scores form one threshold; AP in [0, 1].
     """
+    return _unweighted(average_precision_batched, y, s)
+
+
+def _unweighted(batched: Callable[..., np.ndarray], y: object, s: object) -> float:
+    """A batched metric on the sample itself: one resample, every weight 1."""
     y_arr = check_labels(y)
-    return float(average_precision_batched(y_arr, s, np.ones((1, y_arr.shape[0])))[0])
+    return float(batched(y_arr, s, np.ones((1, y_arr.shape[0])))[0])

@@ -25,12 +25,10 @@ from __future__ import annotations
 import numpy as np
 
 from runner.evaluation._checks import (
-    block_masses,
     ceil_count,
     check_fractions,
     check_labels,
-    check_scores,
-    check_weights,
+    checked_block_masses,
 )
 
 #: ρ grid for the review-precision curve (5 % to 30 % in 1-point steps).
@@ -43,10 +41,7 @@ def _selected_positive_share(
     y: object, s: object, weights: object, fractions: np.ndarray, *, top: bool
 ) -> np.ndarray:
     """Expected share of positives among the first ⌈f·n⌉ rows, ranked by risk; (B, F)."""
-    y_arr = check_labels(y)
-    s_arr = check_scores(s, y_arr.shape[0])
-    w = check_weights(weights, y_arr.shape[0])
-    pos, neg = block_masses(y_arr, s_arr, w, descending=top)
+    pos, neg = checked_block_masses(y, s, weights, descending=top)
     mass = pos + neg
     total = mass.sum(axis=1)
     empty = np.flatnonzero(total <= 0)
@@ -96,23 +91,11 @@ def review_precision_grid_batched(
 def accepted_risk_grid_batched(
     y: object, s: object, weights: object, alphas: object = ALPHA_GRID
 ) -> np.ndarray:
-    """Accepted risk for several α and every resample at once.
+    """Accepted risk for several α and every resample at once; shape (B, len(alphas)).
 
-    Parameters
-    ----------
-    y : array of 0/1, shape (n,)
-        Labels, 1 = unfaithful.
-    s : array of float, shape (n,)
-        Risk scores, smaller = safer (accepted first).
-    weights : array, shape (B, n)
-        Multiplicity of each example in each resample.
-    alphas : float or array of float in (0, 1]
-        Accepted fractions.
-
-    Returns
-    -------
-    numpy.ndarray, shape (B, len(alphas))
-        Expected share of positives among the lowest ⌈αn⌉ (tie rule in the module docstring).
+    The mirror of `review_precision_grid_batched`: the same arguments, with `alphas` the
+    accepted fractions and the lowest-risk ⌈αn⌉ taken instead of the highest (smaller
+    score = safer, accepted first; tie rule in the module docstring).
     """
     return _selected_positive_share(y, s, weights, check_fractions(alphas, name="alpha"), top=False)
 
@@ -151,19 +134,7 @@ def review_precision_grid(y: object, s: object, rhos: object = RHO_GRID) -> np.n
 def accepted_risk_grid(y: object, s: object, alphas: object = ALPHA_GRID) -> np.ndarray:
     """Accepted risk at each α of `alphas` (default 50–90 %); shape (len(alphas),).
 
-    Parameters
-    ----------
-    y : array of 0/1, shape (n,)
-        Labels, 1 = unfaithful.
-    s : array of float, shape (n,)
-        Risk scores.
-    alphas : float or array of float in (0, 1]
-        Accepted fractions.
-
-    Returns
-    -------
-    numpy.ndarray
-        One accepted risk per α.
+    The unweighted `accepted_risk_grid_batched`; arguments as in `review_precision_grid`.
     """
     n = check_labels(y).shape[0]
     return accepted_risk_grid_batched(y, s, np.ones((1, n)), alphas)[0]
@@ -192,18 +163,7 @@ def review_precision(y: object, s: object, rho: float) -> float:
 def accepted_risk(y: object, s: object, alpha: float) -> float:
     """Share of positives among the ⌈αn⌉ lowest-risk examples (`Risk_α`).
 
-    Parameters
-    ----------
-    y : array of 0/1, shape (n,)
-        Labels, 1 = unfaithful.
-    s : array of float, shape (n,)
-        Risk scores, smaller = safer.
-    alpha : float in (0, 1]
-        Accepted fraction.
-
-    Returns
-    -------
-    float
-        Accepted risk; tied scores at the cut-off count by their block's positive rate.
+    The mirror of `review_precision`: `alpha` in (0, 1] is the accepted fraction and
+    smaller scores are safer; tied scores at the cut-off count by their block's positive rate.
     """
     return float(accepted_risk_grid(y, s, [alpha])[0])

@@ -15,6 +15,8 @@ from typing import Any
 
 import pandas as pd
 
+from runner.frames import REQUIRED_COLUMNS
+
 
 def _count(value: object, name: str, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
@@ -82,20 +84,7 @@ def gate_runtime(
     from sklearn.base import clone
 
     fold = next(iter(splitter.folds(frame)))
-    raw_cols = [
-        c
-        for c in [
-            "example_id",
-            "group_id",
-            "task",
-            "source",
-            "question",
-            "context",
-            "answer",
-            "label",
-        ]
-        if c in frame.columns
-    ]
+    raw_cols = [c for c in REQUIRED_COLUMNS if c in frame.columns]
     test_raw = frame.iloc[fold.test_idx][raw_cols].reset_index(drop=True)
     if timing_rows and len(test_raw) > timing_rows:
         test_raw = test_raw.iloc[:timing_rows]
