@@ -14,7 +14,7 @@ from sklearn.base import clone
 from runner.config import register_configs
 from runner.errors import ConfigError
 from runner.verifiers import DebertaNLIVerifier, HHEMVerifier, LettuceDetectVerifier, Verifier
-from runner.verifiers.base import inference, verifier
+from runner.verifiers.base import inference, verifier_class
 from runner.verifiers.build import CONF_DIR, compose_verifier, master_seed
 from runner.verifiers.config import DebertaNLIConf, HHEMConf, LettuceDetectConf
 
@@ -79,11 +79,11 @@ def test_a_subclass_overrides_defaults_and_keeps_types_and_flags():
     assert Verifier.__dataclass_fields__["batch_size"].default == 1
     with pytest.raises(TypeError, match="batchsize"):
 
-        @verifier(batchsize=2)
+        @verifier_class(batchsize=2)
         class Misspelt(Verifier):
             pass
 
-    @verifier(batch_size=8)
+    @verifier_class(batch_size=8)
     class Own(Verifier):
         extra: str = inference("x")
 

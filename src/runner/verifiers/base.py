@@ -103,7 +103,7 @@ def inference(default: Any) -> Any:
     return field(default=default, metadata={INFERENCE: True})
 
 
-def verifier(**defaults: Any) -> Callable[[type[V]], type[V]]:
+def verifier_class(**defaults: Any) -> Callable[[type[V]], type[V]]:
     """Make a verifier class a dataclass whose fields are its parameters.
 
     Why: a verifier's parameters are declared once, as fields. The generated ``__init__``
@@ -112,7 +112,7 @@ def verifier(**defaults: Any) -> Callable[[type[V]], type[V]]:
     subclass declares only its own settings. `defaults` overrides the default of an
     inherited setting (its type and whether `derive` may change it stay the base's)::
 
-        @verifier(batch_size=2)
+        @verifier_class(batch_size=2)
         class MyVerifier(Verifier):
             my_setting: str = inference("x")
     """
@@ -133,12 +133,12 @@ def verifier(**defaults: Any) -> Callable[[type[V]], type[V]]:
     return decorate
 
 
-@verifier()
+@verifier_class()
 class Verifier(BaseEstimator):
     """Base of model-backed scorers; subclasses set the head and the input format.
 
     Every parameter is a dataclass field (declared here once for all verifiers; a subclass
-    adds its own and overrides defaults with `verifier`); YAML keys and CLI overrides
+    adds its own and overrides defaults with `verifier_class`); YAML keys and CLI overrides
     (``verifiers.<name>.batch_size=4``) are these names.
 
     Parameters

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from runner.errors import ConfigError
-from runner.verifiers.base import Verifier, inference, log_odds_against, softmax, verifier
+from runner.verifiers.base import Verifier, inference, log_odds_against, softmax, verifier_class
 from runner.verifiers.encoding import Encoded, encode_pairs
 from runner.verifiers.loading import LoadedModel
 
@@ -50,7 +50,7 @@ def find_label(id2label: dict[Any, str], name: str, model: str) -> int:
     return hits[0]
 
 
-@verifier(
+@verifier_class(
     model="cross-encoder/nli-deberta-v3-small",
     architecture="deberta_v3_small",
     batch_size=2,  # the fastest on 2 cores

@@ -31,7 +31,7 @@ import pandas as pd
 
 from runner.env import hub_offline
 from runner.errors import ConfigError
-from runner.verifiers.base import Verifier, inference, log_odds_against, softmax, verifier
+from runner.verifiers.base import Verifier, inference, log_odds_against, softmax, verifier_class
 from runner.verifiers.encoding import Encoded, encode_template
 from runner.verifiers.loading import (
     LoadedModel,
@@ -123,7 +123,7 @@ def load_hhem_checkpoint(source: str, revision: str | None, foundation: str | No
     return model.eval(), base_source
 
 
-@verifier(
+@verifier_class(
     model="vectara/hallucination_evaluation_model",
     architecture="flan_t5_base_encoder",
     evidence="full_context",

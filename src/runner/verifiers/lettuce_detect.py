@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from runner.errors import ConfigError, DataError
-from runner.verifiers.base import Verifier, inference, log_odds_against, softmax, verifier
+from runner.verifiers.base import Verifier, inference, log_odds_against, softmax, verifier_class
 from runner.verifiers.encoding import Encoded, encode_pairs
 from runner.verifiers.loading import LoadedModel
 
@@ -106,7 +106,7 @@ class TokenScores:
         return float(self.probs.max())
 
 
-@verifier(
+@verifier_class(
     model="KRLabsOrg/lettucedect-base-modernbert-en-v1",
     architecture="modernbert_base",
     max_length=4096,  # LettuceDetect's limit
