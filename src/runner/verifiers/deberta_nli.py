@@ -64,8 +64,8 @@ class DebertaNLIVerifier(Verifier):
         Name of the entailment class in the model's ``id2label``.
     attention : {"fused", "stock"}
         Fused disentangled attention (same numbers, faster) or transformers' modules.
-    **others
-        As `runner.verifiers.base.Verifier`.
+    Other parameters are `runner.verifiers.base.Verifier`'s, with the defaults given to
+    `verifier_class` above.
     """
 
     kind = "deberta_nli"

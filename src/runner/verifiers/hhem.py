@@ -137,8 +137,8 @@ class HHEMVerifier(Verifier):
         Prompt with ``{text1}`` (evidence) and ``{text2}`` (answer).
     foundation : str or None
         google/flan-t5-base directory or id, for HHEM-format checkpoints.
-    **others
-        As `runner.verifiers.base.Verifier`.
+    Other parameters are `runner.verifiers.base.Verifier`'s, with the defaults given to
+    `verifier_class` above.
     """
 
     kind = "hhem"

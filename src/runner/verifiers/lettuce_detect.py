@@ -123,8 +123,8 @@ class LettuceDetectVerifier(Verifier):
         Which example risk `score` returns (both: `risk_components`).
     include_question : bool
         Put the question in the prompt (QA template).
-    **others
-        As `runner.verifiers.base.Verifier`.
+    Other parameters are `runner.verifiers.base.Verifier`'s, with the defaults given to
+    `verifier_class` above.
     """
 
     kind = "lettucedetect"
