@@ -19,13 +19,13 @@ from omegaconf import OmegaConf
 from runner.config import register_configs
 from runner.data.ragtruth import load_ragtruth
 from runner.errors import ConfigError
+from runner.pipeline import build_inputs
 from runner.studies import rq4_verifier_cost as rq4
-from runner.verifiers.config import SCHEMAS
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "conf"
 
-register_configs(extra=SCHEMAS)
+register_configs()
 
 VERIFIERS = ["deberta_nli_top3", "hhem_full", "hhem_top3", "lettucedetect"]
 
@@ -133,9 +133,12 @@ def toy_overrides(models: dict[str, Path], weights: str = "pretrained") -> list[
     return out
 
 
+def params_of(cfg) -> rq4.Params:
+    return rq4.Params(**OmegaConf.to_container(cfg.study.params))
+
+
 def run_study(cfg, data):
-    params = rq4.Params(**OmegaConf.to_container(cfg.study.params))
-    return rq4.run(cfg, data, params)
+    return rq4.VerifierCost().run(build_inputs(cfg, data), params_of(cfg))
 
 
 def cells(result) -> pd.DataFrame:
@@ -218,6 +221,8 @@ def test_random_weights_report_cost_but_never_accuracy(tmp_path, toy_models, dat
 def test_unconfigured_rows_fail_before_any_work(tmp_path, data):
     cfg = compose_cfg(tmp_path, "study.params.verifiers=[deberta_nli_top3,nli_large]")
     with pytest.raises(ConfigError, match="nli_large"):
+        rq4.VerifierCost().check(build_inputs(cfg), params_of(cfg))  # before data is read
+    with pytest.raises(ConfigError, match="nli_large"):
         run_study(cfg, data)
 
 
@@ -233,7 +238,7 @@ def test_figure_5_is_drawn_from_cells_with_a_log_cost_axis():
         ],
         columns=["table", "row", "column", "value", "ci_low", "ci_high"],
     )
-    figs = rq4.figures(frame)
+    figs = rq4.VerifierCost().figures(frame)
     assert list(figs) == ["fig5_cost_quality"]
     ax = figs["fig5_cost_quality"].axes[0]
     assert ax.get_xscale() == "log"

@@ -5,7 +5,13 @@ import pytest
 from tests.verifiers.conftest import SPECS, corpus
 
 from runner.errors import DataError
-from runner.verifiers.encoding import encode_pairs, encode_template, length_sorted_batches, pad
+from runner.verifiers.encoding import (
+    TruncationStats,
+    encode_pairs,
+    encode_template,
+    length_sorted_batches,
+    pad,
+)
 from runner.verifiers.hhem import HHEM_TEMPLATE
 from runner.verifiers.tokenizer_training import train_tokenizer
 
@@ -90,3 +96,18 @@ def test_pad_right_pads_to_the_longest_with_a_mask():
     ids, mask = pad([[5, 6, 7], [8]], 0)
     assert ids.tolist() == [[5, 6, 7], [8, 0, 0]]
     assert mask.tolist() == [[1, 1, 1], [1, 0, 0]]
+
+
+def test_truncation_stats_merge_as_if_counted_in_one_call():
+    full, kept = [10, 30, 50, 20, 70], [10, 30, 40, 20, 40]
+    whole = TruncationStats.from_lengths(full, kept, 40)
+    parts = [TruncationStats.from_lengths(full[a:b], kept[a:b], 40) for a, b in ((0, 2), (2, 5))]
+    merged = TruncationStats.merged(parts)
+    assert (merged.n_examples, merged.n_truncated, merged.tokens_cut) == (5, 2, 40)
+    assert merged.max_tokens_cut == 30 and merged.max_length == 40
+    assert merged.mean_tokens == pytest.approx(whole.mean_tokens)
+    assert merged.mean_tokens_untruncated == pytest.approx(whole.mean_tokens_untruncated)
+    with pytest.raises(ValueError, match="max_length"):
+        TruncationStats.merged([parts[0], TruncationStats.from_lengths([5], [5], 80)])
+    with pytest.raises(ValueError, match="no stats"):
+        TruncationStats.merged([])

@@ -1,10 +1,17 @@
 """The runtime record: end-to-end ms/example, memory, sizes and truncation."""
 
+import numpy as np
 import pandas as pd
+import pytest
 from tests.verifiers.conftest import make_frame
 
 from runner.verifiers import DebertaNLIVerifier, measure_verifier
-from runner.verifiers.runtime import peak_rss_mb, reset_peak_rss, timing_sample
+from runner.verifiers.runtime import (
+    peak_rss_mb,
+    reset_peak_rss,
+    score_in_chunks,
+    timing_sample,
+)
 
 
 def test_runtime_record_holds_what_identifies_the_cost(tiny_deberta, frame):
@@ -53,3 +60,18 @@ def test_timing_sample_is_seeded_and_balanced_over_tasks():
     assert a.equals(timing_sample(frame, 10, seed=13))
     assert sorted(a["task"].value_counts().tolist()) == [3, 3, 4]
     assert not a.equals(timing_sample(frame, 10, seed=14))
+
+
+def test_scoring_in_chunks_changes_neither_scores_nor_truncation(tiny_deberta, frame):
+    verifier = DebertaNLIVerifier(model=str(tiny_deberta), max_length=48, threads=1)
+    whole = verifier.score(frame)
+    stats = verifier.last_truncation_
+    risk, merged = score_in_chunks(verifier, frame, chunk=3)
+    np.testing.assert_allclose(risk, whole, atol=1e-6)
+    assert (merged.n_examples, merged.n_truncated, merged.tokens_cut) == (
+        stats.n_examples,
+        stats.n_truncated,
+        stats.tokens_cut,
+    )
+    assert merged.max_tokens_cut == stats.max_tokens_cut
+    assert merged.mean_tokens == pytest.approx(stats.mean_tokens)

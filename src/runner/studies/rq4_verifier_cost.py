@@ -6,7 +6,7 @@ configured verifiers (DeBERTa-NLI on the top-3 sentences, HHEM on the full conte
 to 512 tokens, the HHEM top-3 ablation, LettuceDetect). Columns: combined AUROC and AP
 with 95 % context-group bootstrap intervals, and ms/example of complete local inference.
 
-Cost. Gates are timed by `runner.evaluation.scopes.gate_runtime` (features from raw text +
+Cost. Gates are timed by `runner.evaluation.timing.gate_runtime` (features from raw text +
 scoring, on the first test fold); verifiers by `runner.verifiers.runtime.time_scoring`
 (evidence selection + tokenisation + forward passes, model loading excluded) on one
 seeded, task-stratified sample of ``timing_sample`` rows, the same rows for every
@@ -28,10 +28,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
-from hydra.utils import instantiate
-from omegaconf import DictConfig
 
 from runner.errors import ConfigError
 from runner.evaluation import scopes as rs
@@ -39,8 +36,8 @@ from runner.evaluation.oof import score_gates
 from runner.evaluation.timing import gate_runtime
 from runner.features import with_lexical_features
 from runner.results import StudyResult
-from runner.verifiers.encoding import TruncationStats
-from runner.verifiers.runtime import time_scoring, timing_sample
+from runner.studies.contract import Inputs, Study
+from runner.verifiers.runtime import score_in_chunks, time_scoring, timing_sample
 
 log = logging.getLogger(__name__)
 
@@ -73,19 +70,17 @@ class Params:
     score_chunk: int = 64  # rows per scoring call for real-weight verifiers (progress bar)
 
 
-def _check(params: Params, gates: dict, verifier_cfg: Any) -> None:
-    missing = sorted(set(params.gates) - set(gates))
-    if missing:
-        raise ConfigError(
-            f"study.params.gates {missing} are not configured gates (configured: {sorted(gates)})"
-        )
-    configured = set((verifier_cfg or {}).keys())
-    missing = sorted(set(params.verifiers) - configured)
-    if missing:
-        raise ConfigError(
-            f"study.params.verifiers {missing} are not configured verifiers "
-            f"(configured: {sorted(configured)})"
-        )
+def _check(params: Params, gates: dict, verifiers: dict) -> None:
+    for group, wanted, configured in (
+        ("gates", params.gates, gates),
+        ("verifiers", params.verifiers, verifiers),
+    ):
+        missing = sorted(set(wanted) - set(configured))
+        if missing:
+            raise ConfigError(
+                f"study.params.{group} {missing} are not configured {group} "
+                f"(configured: {sorted(configured)})"
+            )
     for name in (
         "timing_sample",
         "timing_repeats",
@@ -107,99 +102,91 @@ def row_label(name: str, verifier: Any) -> str:
     return f"{name} [{', '.join(tags)}]"
 
 
-def _score_all(
-    verifier: Any, frame: pd.DataFrame, chunk: int, progress: bool
-) -> tuple[np.ndarray, TruncationStats]:
-    """Risk of every row, chunk by chunk (chunking does not change scores)."""
-    from tqdm.auto import tqdm
+class VerifierCost(Study):
+    """RQ4: cheap gates against local verifiers, accuracy and CPU cost (Table VII, Figure 5)."""
 
-    parts, chunks = [], []
-    for start in tqdm(
-        range(0, len(frame), chunk), desc=f"scoring {verifier.kind}", disable=not progress
-    ):
-        parts.append(verifier.score(frame.iloc[start : start + chunk]))
-        chunks.append(verifier.last_truncation_)
-    n = sum(c.n_examples for c in chunks)
-    merged = TruncationStats(
-        n_examples=n,
-        n_truncated=sum(c.n_truncated for c in chunks),
-        tokens_cut=sum(c.tokens_cut for c in chunks),
-        max_tokens_cut=max(c.max_tokens_cut for c in chunks),
-        mean_tokens=sum(c.mean_tokens * c.n_examples for c in chunks) / n,
-        mean_tokens_untruncated=sum(c.mean_tokens_untruncated * c.n_examples for c in chunks) / n,
-        max_length=verifier.max_length,
-    )
-    return np.concatenate(parts), merged
+    name = "rq4_verifier_cost"
+    Params = Params
+    paper = PAPER
+    titles = TITLES
 
+    def check(self, inputs: Inputs, params: Params) -> None:
+        """Every row the table names is a configured gate or verifier; sizes are positive."""
+        _check(params, inputs.gates, inputs.verifiers)
 
-def run(cfg: DictConfig, data, params: Params) -> StudyResult:
-    """Score gates out of fold and verifiers on every row (real weights), time them all."""
-    gates = rs.build_gates(cfg)
-    _check(params, gates, cfg.get("verifiers"))
-    verifiers = {
-        name: instantiate(cfg.verifiers[name], _convert_="all") for name in params.verifiers
-    }
-    frame = with_lexical_features(data.frame, cfg.paths.cache_dir)
-    rs.check_binary_labels(frame, data.name)
-    splitter = instantiate(cfg.split)
-    scores = score_gates(
-        {g: gates[g] for g in params.gates}, frame, splitter, progress=cfg.progress
-    )
+    def run(self, inputs: Inputs, params: Params) -> StudyResult:
+        """Score gates out of fold and verifiers on every row (real weights), time them all."""
+        data, gates = inputs.data, inputs.require("gates")
+        _check(params, gates, inputs.verifiers)
+        gates = {g: gates[g] for g in params.gates}
+        verifiers = {name: inputs.verifiers[name] for name in params.verifiers}
+        splitter = inputs.require("split")
+        frame = with_lexical_features(data.frame, inputs.cache_dir)
+        rs.check_binary_labels(frame, data.name)
+        scores = score_gates(gates, frame, splitter, progress=inputs.progress)
 
-    sample = timing_sample(data.frame, params.timing_sample, int(cfg.seed))
-    runtime: dict[str, Any] = {
-        "verifiers": {},
-        "timing_sample": {
-            "rows": len(sample),
-            "seed": int(cfg.seed),
-            "tasks": sample["task"].value_counts().to_dict(),
-            "example_ids": sample["example_id"].tolist(),
-        },
-    }
-    accurate: list[str] = []
-    for name, verifier in verifiers.items():
-        log.info("verifier %s: %s weights, %s", name, verifier.weights, verifier.precision_name)
-        info, _ = time_scoring(
-            verifier, sample, repeats=params.timing_repeats, warmup=params.timing_warmup
+        sample = timing_sample(data.frame, params.timing_sample, inputs.seed)
+        runtime: dict[str, Any] = {
+            "verifiers": {},
+            "timing_sample": {
+                "rows": len(sample),
+                "seed": inputs.seed,
+                "tasks": sample["task"].value_counts().to_dict(),
+                "example_ids": sample["example_id"].tolist(),
+            },
+        }
+        accurate: list[str] = []
+        for name, verifier in verifiers.items():
+            log.info("verifier %s: %s weights, %s", name, verifier.weights, verifier.precision_name)
+            info, _ = time_scoring(
+                verifier, sample, repeats=params.timing_repeats, warmup=params.timing_warmup
+            )
+            if verifier.weights == "pretrained":
+                risk, stats = score_in_chunks(
+                    verifier, data.frame, params.score_chunk, inputs.progress
+                )
+                by_id = pd.Series(risk, index=data.frame["example_id"].to_numpy())
+                scores[name] = by_id.reindex(scores["example_id"].to_numpy()).to_numpy()
+                info["all_rows_truncation"] = stats.to_dict()
+                accurate.append(name)
+            runtime["verifiers"][name] = info
+            verifier.release()  # the next verifier's peak memory does not include this one
+
+        stats = rs.bootstrap_scopes(scores, [*params.gates, *accurate], inputs.require("bootstrap"))
+        result = StudyResult(scores=scores, titles=dict(TITLES), runtime=runtime)
+        gate_cost = gate_runtime(
+            gates, data.frame, splitter, params.gate_timing_rows, params.gate_timing_repeats
         )
-        if verifier.weights == "pretrained":
-            risk, stats = _score_all(verifier, data.frame, params.score_chunk, cfg.progress)
-            by_id = pd.Series(risk, index=data.frame["example_id"].to_numpy())
-            scores[name] = by_id.reindex(scores["example_id"].to_numpy()).to_numpy()
-            info["all_rows_truncation"] = stats.to_dict()
-            accurate.append(name)
-        runtime["verifiers"][name] = info
-        verifier.release()  # the next verifier's peak memory does not include this one
+        runtime["gates"] = gate_cost
+        for gate in params.gates:
+            for metric, column in METRICS:
+                est = stats.estimate(gate, metric, rs.COMBINED)
+                result.add(TABLE, gate, column, est.point, ci=(est.low, est.high))
+            result.add(TABLE, gate, "ms/example", gate_cost[gate]["median_ms_per_example"])
+        for name, verifier in verifiers.items():
+            row = row_label(name, verifier)
+            info = runtime["verifiers"][name]
+            for metric, column in METRICS:
+                if name in accurate:
+                    est = stats.estimate(name, metric, rs.COMBINED)
+                    result.add(TABLE, row, column, est.point, ci=(est.low, est.high))
+                else:
+                    result.add(TABLE, row, column, None)
+            result.add(TABLE, row, "ms/example", info["ms_per_example"])
+            _runtime_cells(result, row, info)
+        rs.add_bootstrap_info(result, stats)
+        result.tags.update(_tags(verifiers))
+        return result
 
-    stats = rs.bootstrap_scopes(scores, [*params.gates, *accurate], cfg.bootstrap)
-    result = StudyResult(scores=scores, titles=dict(TITLES), runtime=runtime)
-    gate_cost = gate_runtime(
-        {g: gates[g] for g in params.gates},
-        data.frame,
-        splitter,
-        params.gate_timing_rows,
-        params.gate_timing_repeats,
-    )
-    runtime["gates"] = gate_cost
-    for gate in params.gates:
-        for metric, column in METRICS:
-            est = stats.estimate(gate, metric, rs.COMBINED)
-            result.add(TABLE, gate, column, est.point, ci=(est.low, est.high))
-        result.add(TABLE, gate, "ms/example", gate_cost[gate]["median_ms_per_example"])
-    for name, verifier in verifiers.items():
-        row = row_label(name, verifier)
-        info = runtime["verifiers"][name]
-        for metric, column in METRICS:
-            if name in accurate:
-                est = stats.estimate(name, metric, rs.COMBINED)
-                result.add(TABLE, row, column, est.point, ci=(est.low, est.high))
-            else:
-                result.add(TABLE, row, column, None)
-        result.add(TABLE, row, "ms/example", info["ms_per_example"])
-        _runtime_cells(result, row, info)
-    rs.add_bootstrap_info(result, stats)
-    result.tags.update(_tags(verifiers))
-    return result
+    def figures(self, cells: pd.DataFrame) -> dict[str, Any]:
+        """Figure 5: combined AP against ms/example (log axis), from Table VII's cells only.
+
+        Rows whose AP is not available (random weights) appear as cost-only markers on the
+        x axis, never at a made-up AP.
+        """
+        from runner.reporting.figures import cost_frontier
+
+        return {"fig5_cost_quality": cost_frontier(cells, TABLE)}
 
 
 def _runtime_cells(result: StudyResult, row: str, info: dict[str, Any]) -> None:
@@ -234,14 +221,3 @@ def _tags(verifiers: dict[str, Any]) -> dict[str, str]:
 def _arch_name(verifier: Any) -> str:
     arch = verifier.architecture
     return arch if isinstance(arch, str) else str(arch.get("name", "?"))
-
-
-def figures(cells: pd.DataFrame) -> dict[str, Any]:
-    """Figure 5: combined AP against ms/example (log axis), from Table VII's cells only.
-
-    Rows whose AP is not available (random weights) appear as cost-only markers on the x
-    axis, never at a made-up AP.
-    """
-    from runner.reporting.figures import cost_frontier
-
-    return {"fig5_cost_quality": cost_frontier(cells, TABLE)}

@@ -3,7 +3,9 @@
 Why: a study treats gates and verifiers alike (``score(frame) -> risk``, larger = more
 likely unfaithful; ``needs_fit = False`` tells the out-of-fold loop there is nothing to fit),
 so a verifier is a scikit-learn-style estimator whose constructor arguments are its whole
-configuration (``get_params`` / ``clone`` work, Hydra instantiates it from YAML).
+configuration (``get_params`` / ``clone`` work, Hydra instantiates it from YAML). Those
+arguments are dataclass fields, declared once: the shared ones here, each verifier's own in
+its class; the config schemas are derived from them (`runner.verifiers.config`).
 
 Inference is the same for every verifier: evidence selection, tokenisation with
 evidence-only truncation, length-sorted batches padded to the batch's longest, one forward
@@ -15,10 +17,12 @@ within 1e-5.
 
 from __future__ import annotations
 
+import inspect
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar, get_type_hints
 
 import numpy as np
 import pandas as pd
@@ -44,19 +48,10 @@ log = logging.getLogger(__name__)
 FRAME_COLUMNS = ("example_id", "question", "context", "answer")
 """Columns of the canonical response frame a verifier reads."""
 
-INFERENCE_SETTINGS = frozenset(
-    {
-        "batch_size",
-        "dtype",
-        "quantize",
-        "threads",
-        "sort_by_length",
-        "max_length",
-        "evidence",
-        "top_k",
-    }
-)
-"""Settings `Verifier.derive` may change without reloading the weights."""
+INFERENCE = "inference"
+"""Field metadata key: the setting is an inference setting (see `inference`)."""
+
+V = TypeVar("V")
 
 PRECISION_NAMES = {
     ("float32", None): "fp32",
@@ -103,8 +98,48 @@ def check_frame(frame: pd.DataFrame, columns: Sequence[str] = FRAME_COLUMNS) -> 
                 )
 
 
+def inference(default: Any) -> Any:
+    """A setting `Verifier.derive` may change without reloading the weights."""
+    return field(default=default, metadata={INFERENCE: True})
+
+
+def verifier_class(**defaults: Any) -> Callable[[type[V]], type[V]]:
+    """Make a verifier class a dataclass whose fields are its parameters.
+
+    Why: a verifier's parameters are declared once, as fields. The generated ``__init__``
+    takes them as explicit keywords (what scikit-learn's `get_params` / `clone` read), the
+    structured-config schema is derived from them (`runner.verifiers.config.schema`), and a
+    subclass declares only its own settings. `defaults` overrides the default of an
+    inherited setting (its type and whether `derive` may change it stay the base's)::
+
+        @verifier_class(batch_size=2)
+        class MyVerifier(Verifier):
+            my_setting: str = inference("x")
+    """
+
+    def decorate(cls: type[V]) -> type[V]:
+        parent = cls.__mro__[1]
+        inherited = {f.name: f for f in fields(parent)} if is_dataclass(parent) else {}
+        hints = get_type_hints(parent) if inherited else {}
+        own = dict(inspect.get_annotations(cls))
+        for name, value in defaults.items():
+            if name not in inherited:
+                raise TypeError(f"{cls.__name__}: no inherited setting {name!r} to override")
+            own[name] = hints[name]
+            setattr(cls, name, field(default=value, metadata=inherited[name].metadata))
+        cls.__annotations__ = own
+        return dataclass(kw_only=True, eq=False, repr=False)(cls)
+
+    return decorate
+
+
+@verifier_class()
 class Verifier(BaseEstimator):
     """Base of model-backed scorers; subclasses set the head and the input format.
+
+    Every parameter is a dataclass field (declared here once for all verifiers; a subclass
+    adds its own and overrides defaults with `verifier_class`); YAML keys and CLI overrides
+    (``verifiers.<name>.batch_size=4``) are these names.
 
     Parameters
     ----------
@@ -112,7 +147,7 @@ class Verifier(BaseEstimator):
         Local model directory or Hub id (from the local cache while offline). With
         ``weights="random"`` it is only a label; the architecture decides the model.
     revision : str or None
-        Hub revision.
+        Hub revision (branch, tag or commit); None = the cached default.
     weights : {"pretrained", "random"}
         ``random``: the exact architecture of `architecture` with seeded random weights, to
         measure cost only; its scores must never be reported as accuracy.
@@ -125,7 +160,7 @@ class Verifier(BaseEstimator):
         Corpus for the stand-in tokenizer (default RAGTruth train under the data dir).
     device : {"cpu", "cuda"}
     batch_size : int
-        Examples per forward pass (1 allowed).
+        Examples per forward pass (1 allowed), length-sorted.
     max_length : int
         Longest input in tokens; the evidence is cut to fit, never the answer.
     dtype : {"float32", "bfloat16", "float16"}
@@ -139,54 +174,43 @@ class Verifier(BaseEstimator):
     evidence : {"top_k_sentences", "full_context"}
         Evidence policy (`runner.verifiers.evidence`).
     top_k : int
-        Sentences kept by ``top_k_sentences``.
+        Sentences kept by ``top_k_sentences`` (unused with ``full_context``).
     sort_by_length : bool
         Sort by length before batching (False: input order, the naive loop).
     seed : int
-        Seed of random weights.
+        Seed of random weights (the configs follow the master ``seed``).
     """
 
     needs_fit: ClassVar[bool] = False
-    inference_settings: ClassVar[frozenset[str]] = INFERENCE_SETTINGS
     kind: ClassVar[str] = "verifier"
     head: ClassVar[str] = "sequence"  # "sequence" | "first_token" | "tokens"
 
-    def __init__(
-        self,
-        model: str,
-        revision: str | None = None,
-        weights: str = "pretrained",
-        architecture: Any = None,
-        tokenizer: str | None = None,
-        tokenizer_corpus: str | None = None,
-        device: str = "cpu",
-        batch_size: int = 1,
-        max_length: int = 512,
-        dtype: str = "float32",
-        quantize: str | None = None,
-        threads: int | None = None,
-        evidence: str = "top_k_sentences",
-        top_k: int = 3,
-        sort_by_length: bool = True,
-        seed: int = 13,
-    ) -> None:
-        self.model = model
-        self.revision = revision
-        self.weights = weights
-        self.architecture = architecture
-        self.tokenizer = tokenizer
-        self.tokenizer_corpus = tokenizer_corpus
-        self.device = device
-        self.batch_size = batch_size
-        self.max_length = max_length
-        self.dtype = dtype
-        self.quantize = quantize
-        self.threads = threads
-        self.evidence = evidence
-        self.top_k = top_k
-        self.sort_by_length = sort_by_length
-        self.seed = seed
+    # model source: changing one of these reloads the weights (or moves them)
+    model: str
+    revision: str | None = None
+    weights: str = "pretrained"
+    architecture: Any = None
+    tokenizer: str | None = None
+    tokenizer_corpus: str | None = None
+    device: str = "cpu"
+    seed: int = 13
+    # inference: `derive` may change these on loaded weights
+    batch_size: int = inference(1)
+    max_length: int = inference(512)
+    dtype: str = inference("float32")
+    quantize: str | None = inference(None)
+    threads: int | None = inference(None)
+    evidence: str = inference("top_k_sentences")
+    top_k: int = inference(3)
+    sort_by_length: bool = inference(True)
+
+    def __post_init__(self) -> None:
         self._validate()
+
+    @property
+    def inference_settings(self) -> frozenset[str]:
+        """Settings `derive` may change without reloading the weights (fields so marked)."""
+        return frozenset(f.name for f in fields(self) if f.metadata.get(INFERENCE))
 
     # --- configuration -------------------------------------------------------------------
 

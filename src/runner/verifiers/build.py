@@ -33,8 +33,15 @@ def register_schemas() -> None:
         cs.store(group=group, name=name, node=getattr(importlib.import_module(module), attr))
 
 
+def master_seed(conf_dir: Path = CONF_DIR) -> int:
+    """The master ``seed`` of the root config (``conf/config.yaml``)."""
+    from omegaconf import OmegaConf
+
+    return int(OmegaConf.load(conf_dir / "config.yaml").seed)
+
+
 def compose_verifier(
-    name: str, overrides: Sequence[str] = (), conf_dir: Path = CONF_DIR
+    name: str, overrides: Sequence[str] = (), conf_dir: Path = CONF_DIR, seed: int | None = None
 ) -> DictConfig:
     """Compose ``conf/verifier/<name>.yaml`` (with its defaults) into one config node.
 
@@ -46,29 +53,41 @@ def compose_verifier(
         Hydra overrides relative to the verifier node, e.g. ``["weights=random"]``.
     conf_dir : Path
         Config root.
+    seed : int or None
+        The master seed the verifier's ``seed: ${seed}`` follows (None: the root config's,
+        `master_seed`), as in a run.
 
     Returns
     -------
     DictConfig
-        The verifier node (``_target_`` and its parameters).
+        The verifier node (``_target_`` and its parameters), interpolations resolved.
     """
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
+    from omegaconf import OmegaConf
 
     register_schemas()
+    seed = master_seed(conf_dir) if seed is None else seed
     was_initialized = GlobalHydra.instance().is_initialized()
     if was_initialized:
         GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(conf_dir), version_base="1.3"):
         cfg = compose(
             config_name=None,
-            overrides=[f"+verifier@verifier={name}", *[f"verifier.{o}" for o in overrides]],
+            overrides=[
+                f"+seed={seed}",
+                f"+verifier@verifier={name}",
+                *[f"verifier.{o}" for o in overrides],
+            ],
         )
+    OmegaConf.resolve(cfg)
     return cfg.verifier
 
 
-def build_verifier(name: str, overrides: Sequence[str] = (), conf_dir: Path = CONF_DIR) -> Any:
+def build_verifier(
+    name: str, overrides: Sequence[str] = (), conf_dir: Path = CONF_DIR, seed: int | None = None
+) -> Any:
     """Instantiate the verifier of ``conf/verifier/<name>.yaml`` (see `compose_verifier`)."""
     from hydra.utils import instantiate
 
-    return instantiate(compose_verifier(name, overrides, conf_dir), _convert_="all")
+    return instantiate(compose_verifier(name, overrides, conf_dir, seed), _convert_="all")

@@ -2,17 +2,19 @@
 
 Why: registered in Hydra's ConfigStore (by `runner.config`), they make OmegaConf reject a
 misspelt key or a wrongly typed value (``verifiers.hhem.batch_size=abc``) at compose time,
-before any model is loaded. Field meanings are those of the verifier classes'
-constructor parameters (`runner.verifiers.base.Verifier` and subclasses); defaults here
-equal the classes' defaults.
+before any model is loaded. Each schema is derived from its verifier class's fields
+(`schema`), so a parameter is declared once, in the class, and its type and default reach
+the config from there.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import MISSING, Field, dataclass, field, fields, make_dataclass
+from typing import Any, get_type_hints
 
-from runner.verifiers.hhem import HHEM_TEMPLATE
+from runner.verifiers.deberta_nli import DebertaNLIVerifier
+from runner.verifiers.hhem import HHEMVerifier
+from runner.verifiers.lettuce_detect import LettuceDetectVerifier
 
 
 @dataclass
@@ -25,63 +27,36 @@ class ArchitectureConf:
     tokenizer: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
-class VerifierConf:
-    """Settings shared by every verifier."""
-
-    _target_: str = "???"
-    model: str = "???"
-    revision: str | None = None
-    weights: str = "pretrained"
-    architecture: Any = None
-    tokenizer: str | None = None
-    tokenizer_corpus: str | None = None
-    device: str = "cpu"
-    batch_size: int = 1
-    max_length: int = 512
-    dtype: str = "float32"
-    quantize: str | None = None
-    threads: int | None = None
-    evidence: str = "top_k_sentences"
-    top_k: int = 3
-    sort_by_length: bool = True
-    seed: int = 13
+def _default(spec: Field) -> Any:
+    if spec.default is not MISSING:
+        return field(default=spec.default)
+    if spec.default_factory is not MISSING:
+        return field(default_factory=spec.default_factory)
+    return field(default="???")  # OmegaConf's mandatory value
 
 
-@dataclass
-class DebertaNLIConf(VerifierConf):
-    """`runner.verifiers.DebertaNLIVerifier`."""
+def schema(cls: type, name: str) -> type:
+    """The structured config of verifier class `cls`: ``_target_`` plus one key per field.
 
-    _target_: str = "runner.verifiers.DebertaNLIVerifier"
-    model: str = "cross-encoder/nli-deberta-v3-small"
-    batch_size: int = 2
-    entailment_label: str = "entailment"
-    attention: str = "fused"
-
-
-@dataclass
-class HHEMConf(VerifierConf):
-    """`runner.verifiers.HHEMVerifier`."""
-
-    _target_: str = "runner.verifiers.HHEMVerifier"
-    model: str = "vectara/hallucination_evaluation_model"
-    evidence: str = "full_context"
-    template: str = HHEM_TEMPLATE
-    foundation: str | None = None
+    Types and defaults are the class's own (`typing.get_type_hints` resolves the string
+    annotations; OmegaConf 2.3 types ``X | None`` as Optional and leaves ``Any`` unchecked,
+    e.g. ``architecture``, which is a name or a mapping). ``_target_`` is the class's
+    public path, ``runner.verifiers.<Class>``.
+    """
+    hints = get_type_hints(cls)
+    specs: list[tuple[str, Any, Any]] = [
+        ("_target_", str, field(default=f"runner.verifiers.{cls.__name__}"))
+    ]
+    specs += [(f.name, hints[f.name], _default(f)) for f in fields(cls)]
+    conf = make_dataclass(name, specs)
+    conf.__module__ = __name__
+    conf.__doc__ = f"`runner.verifiers.{cls.__name__}` (derived from its fields)."
+    return conf
 
 
-@dataclass
-class LettuceDetectConf(VerifierConf):
-    """`runner.verifiers.LettuceDetectVerifier`."""
-
-    _target_: str = "runner.verifiers.LettuceDetectVerifier"
-    model: str = "KRLabsOrg/lettucedect-base-modernbert-en-v1"
-    evidence: str = "full_context"
-    max_length: int = 4096
-    threshold: float = 0.5
-    risk: str = "max_prob"
-    include_question: bool = True
-
+DebertaNLIConf = schema(DebertaNLIVerifier, "DebertaNLIConf")
+HHEMConf = schema(HHEMVerifier, "HHEMConf")
+LettuceDetectConf = schema(LettuceDetectVerifier, "LettuceDetectConf")
 
 SCHEMAS: list[tuple[str, str, str]] = [
     ("verifier", "deberta_nli_schema", "runner.verifiers.config:DebertaNLIConf"),

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from runner.errors import ConfigError
-from runner.verifiers.base import INFERENCE_SETTINGS, Verifier, log_odds_against, softmax
+from runner.verifiers.base import Verifier, inference, log_odds_against, softmax, verifier_class
 from runner.verifiers.encoding import Encoded, encode_pairs
 from runner.verifiers.loading import LoadedModel
 
@@ -50,6 +50,11 @@ def find_label(id2label: dict[Any, str], name: str, model: str) -> int:
     return hits[0]
 
 
+@verifier_class(
+    model="cross-encoder/nli-deberta-v3-small",
+    architecture="deberta_v3_small",
+    batch_size=2,  # the fastest on 2 cores
+)
 class DebertaNLIVerifier(Verifier):
     """NLI cross-encoder; risk = 1 - P(entailment | evidence, answer).
 
@@ -59,55 +64,15 @@ class DebertaNLIVerifier(Verifier):
         Name of the entailment class in the model's ``id2label``.
     attention : {"fused", "stock"}
         Fused disentangled attention (same numbers, faster) or transformers' modules.
-    **others
-        As `runner.verifiers.base.Verifier`.
+    Other parameters are `runner.verifiers.base.Verifier`'s, with the defaults given to
+    `verifier_class` above.
     """
 
     kind = "deberta_nli"
     head = "sequence"
-    inference_settings = INFERENCE_SETTINGS | {"entailment_label", "attention"}
 
-    def __init__(
-        self,
-        model: str = "cross-encoder/nli-deberta-v3-small",
-        revision: str | None = None,
-        weights: str = "pretrained",
-        architecture: Any = "deberta_v3_small",
-        tokenizer: str | None = None,
-        tokenizer_corpus: str | None = None,
-        device: str = "cpu",
-        batch_size: int = 2,
-        max_length: int = 512,
-        dtype: str = "float32",
-        quantize: str | None = None,
-        threads: int | None = None,
-        evidence: str = "top_k_sentences",
-        top_k: int = 3,
-        sort_by_length: bool = True,
-        seed: int = 13,
-        entailment_label: str = "entailment",
-        attention: str = "fused",
-    ) -> None:
-        self.entailment_label = entailment_label
-        self.attention = attention
-        super().__init__(
-            model=model,
-            revision=revision,
-            weights=weights,
-            architecture=architecture,
-            tokenizer=tokenizer,
-            tokenizer_corpus=tokenizer_corpus,
-            device=device,
-            batch_size=batch_size,
-            max_length=max_length,
-            dtype=dtype,
-            quantize=quantize,
-            threads=threads,
-            evidence=evidence,
-            top_k=top_k,
-            sort_by_length=sort_by_length,
-            seed=seed,
-        )
+    entailment_label: str = inference("entailment")
+    attention: str = inference("fused")
 
     def _validate(self) -> None:
         if self.attention not in ATTENTION:

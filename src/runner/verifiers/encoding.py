@@ -57,6 +57,36 @@ class TruncationStats:
         return asdict(self)
 
     @classmethod
+    def merged(cls, parts: Sequence[TruncationStats]) -> TruncationStats:
+        """The stats of several calls as if they were one (e.g. a frame scored in chunks).
+
+        Counts and cuts add up, the largest cut is the largest of all, means are weighted
+        by each part's examples. Every part must have the same ``max_length``.
+
+        Raises
+        ------
+        ValueError
+            No parts, or parts with different ``max_length`` (not one setting's stats).
+        """
+        if not parts:
+            raise ValueError("TruncationStats.merged: no stats to merge")
+        lengths = {p.max_length for p in parts}
+        if len(lengths) != 1:
+            raise ValueError(f"TruncationStats.merged: different max_length {sorted(lengths)}")
+        n = sum(p.n_examples for p in parts)
+        return cls(
+            n_examples=n,
+            n_truncated=sum(p.n_truncated for p in parts),
+            tokens_cut=sum(p.tokens_cut for p in parts),
+            max_tokens_cut=max(p.max_tokens_cut for p in parts),
+            mean_tokens=sum(p.mean_tokens * p.n_examples for p in parts) / n if n else 0.0,
+            mean_tokens_untruncated=(
+                sum(p.mean_tokens_untruncated * p.n_examples for p in parts) / n if n else 0.0
+            ),
+            max_length=lengths.pop(),
+        )
+
+    @classmethod
     def from_lengths(
         cls, full: Sequence[int], kept: Sequence[int], max_length: int
     ) -> TruncationStats:

@@ -31,7 +31,7 @@ import pandas as pd
 
 from runner.env import hub_offline
 from runner.errors import ConfigError
-from runner.verifiers.base import INFERENCE_SETTINGS, Verifier, log_odds_against, softmax
+from runner.verifiers.base import Verifier, inference, log_odds_against, softmax, verifier_class
 from runner.verifiers.encoding import Encoded, encode_template
 from runner.verifiers.loading import (
     LoadedModel,
@@ -123,6 +123,11 @@ def load_hhem_checkpoint(source: str, revision: str | None, foundation: str | No
     return model.eval(), base_source
 
 
+@verifier_class(
+    model="vectara/hallucination_evaluation_model",
+    architecture="flan_t5_base_encoder",
+    evidence="full_context",
+)
 class HHEMVerifier(Verifier):
     """HHEM-2.1-open: risk = 1 - softmax(first-position logits)[class 1].
 
@@ -132,55 +137,15 @@ class HHEMVerifier(Verifier):
         Prompt with ``{text1}`` (evidence) and ``{text2}`` (answer).
     foundation : str or None
         google/flan-t5-base directory or id, for HHEM-format checkpoints.
-    **others
-        As `runner.verifiers.base.Verifier`.
+    Other parameters are `runner.verifiers.base.Verifier`'s, with the defaults given to
+    `verifier_class` above.
     """
 
     kind = "hhem"
     head = "first_token"
-    inference_settings = INFERENCE_SETTINGS | {"template"}
 
-    def __init__(
-        self,
-        model: str = "vectara/hallucination_evaluation_model",
-        revision: str | None = None,
-        weights: str = "pretrained",
-        architecture: Any = "flan_t5_base_encoder",
-        tokenizer: str | None = None,
-        tokenizer_corpus: str | None = None,
-        device: str = "cpu",
-        batch_size: int = 1,
-        max_length: int = 512,
-        dtype: str = "float32",
-        quantize: str | None = None,
-        threads: int | None = None,
-        evidence: str = "full_context",
-        top_k: int = 3,
-        sort_by_length: bool = True,
-        seed: int = 13,
-        template: str = HHEM_TEMPLATE,
-        foundation: str | None = None,
-    ) -> None:
-        self.template = template
-        self.foundation = foundation
-        super().__init__(
-            model=model,
-            revision=revision,
-            weights=weights,
-            architecture=architecture,
-            tokenizer=tokenizer,
-            tokenizer_corpus=tokenizer_corpus,
-            device=device,
-            batch_size=batch_size,
-            max_length=max_length,
-            dtype=dtype,
-            quantize=quantize,
-            threads=threads,
-            evidence=evidence,
-            top_k=top_k,
-            sort_by_length=sort_by_length,
-            seed=seed,
-        )
+    template: str = inference(HHEM_TEMPLATE)
+    foundation: str | None = None
 
     def _validate(self) -> None:
         super()._validate()

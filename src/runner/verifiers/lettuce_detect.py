@@ -20,13 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from runner.errors import ConfigError, DataError
-from runner.verifiers.base import INFERENCE_SETTINGS, Verifier, log_odds_against, softmax
+from runner.verifiers.base import Verifier, inference, log_odds_against, softmax, verifier_class
 from runner.verifiers.encoding import Encoded, encode_pairs
 from runner.verifiers.loading import LoadedModel
 
@@ -107,6 +106,12 @@ class TokenScores:
         return float(self.probs.max())
 
 
+@verifier_class(
+    model="KRLabsOrg/lettucedect-base-modernbert-en-v1",
+    architecture="modernbert_base",
+    max_length=4096,  # LettuceDetect's limit
+    evidence="full_context",
+)
 class LettuceDetectVerifier(Verifier):
     """Token-level hallucination detector; example risk from its answer tokens.
 
@@ -118,57 +123,16 @@ class LettuceDetectVerifier(Verifier):
         Which example risk `score` returns (both: `risk_components`).
     include_question : bool
         Put the question in the prompt (QA template).
-    **others
-        As `runner.verifiers.base.Verifier`.
+    Other parameters are `runner.verifiers.base.Verifier`'s, with the defaults given to
+    `verifier_class` above.
     """
 
     kind = "lettucedetect"
     head = "tokens"
-    inference_settings = INFERENCE_SETTINGS | {"risk", "threshold", "include_question"}
 
-    def __init__(
-        self,
-        model: str = "KRLabsOrg/lettucedect-base-modernbert-en-v1",
-        revision: str | None = None,
-        weights: str = "pretrained",
-        architecture: Any = "modernbert_base",
-        tokenizer: str | None = None,
-        tokenizer_corpus: str | None = None,
-        device: str = "cpu",
-        batch_size: int = 1,
-        max_length: int = 4096,
-        dtype: str = "float32",
-        quantize: str | None = None,
-        threads: int | None = None,
-        evidence: str = "full_context",
-        top_k: int = 3,
-        sort_by_length: bool = True,
-        seed: int = 13,
-        threshold: float = 0.5,
-        risk: str = "max_prob",
-        include_question: bool = True,
-    ) -> None:
-        self.threshold = threshold
-        self.risk = risk
-        self.include_question = include_question
-        super().__init__(
-            model=model,
-            revision=revision,
-            weights=weights,
-            architecture=architecture,
-            tokenizer=tokenizer,
-            tokenizer_corpus=tokenizer_corpus,
-            device=device,
-            batch_size=batch_size,
-            max_length=max_length,
-            dtype=dtype,
-            quantize=quantize,
-            threads=threads,
-            evidence=evidence,
-            top_k=top_k,
-            sort_by_length=sort_by_length,
-            seed=seed,
-        )
+    threshold: float = inference(0.5)
+    risk: str = inference("max_prob")
+    include_question: bool = inference(True)
 
     def _validate(self) -> None:
         super()._validate()

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from runner.evaluation.timing import measure_ms_per_example
+from runner.verifiers.encoding import TruncationStats
 
 _STATUS = Path("/proc/self/status")
 _CLEAR_REFS = Path("/proc/self/clear_refs")
@@ -141,3 +142,29 @@ def measure_verifier(
 ) -> dict[str, Any]:
     """The runtime record of `time_scoring` (scores dropped)."""
     return time_scoring(verifier, frame, repeats, warmup)[0]
+
+
+def score_in_chunks(
+    verifier: Any, frame: pd.DataFrame, chunk: int, progress: bool = False
+) -> tuple[np.ndarray, TruncationStats]:
+    """Risk of every row of `frame`, scored `chunk` rows per call (a progress bar per chunk).
+
+    Chunking changes neither the scores (each example is scored on its own input) nor the
+    truncation counts, which are merged over the chunks (`TruncationStats.merged`).
+
+    Returns
+    -------
+    (ndarray of float64, TruncationStats)
+        Risks in the frame's row order, and the truncation of all rows.
+    """
+    from tqdm.auto import tqdm
+
+    if chunk < 1:
+        raise ValueError(f"score_in_chunks: chunk must be >= 1, got {chunk}")
+    risks, stats = [], []
+    for start in tqdm(
+        range(0, len(frame), chunk), desc=f"scoring {verifier.kind}", disable=not progress
+    ):
+        risks.append(verifier.score(frame.iloc[start : start + chunk]))
+        stats.append(verifier.last_truncation_)
+    return np.concatenate(risks), TruncationStats.merged(stats)
