@@ -331,9 +331,9 @@ class LeaveSourceOut(_Splitter):
         """Number of sources in `frame` (required: it depends on the data)."""
         if frame is None:
             raise ConfigError(
-                "LeaveSourceOut has one fold per source, so its number of folds needs the data "
-                "(get_n_splits(frame)); where a fixed number of folds is expected use "
-                "split=grouped_kfold or split=kfold"
+                "LeaveSourceOut has one fold per source, so get_n_splits needs the frame; "
+                "where a fixed number of folds is expected use split=grouped_kfold or "
+                "split=kfold"
             )
         return len(self._sources(frame)[1])
 
@@ -529,9 +529,9 @@ class TargetAdaptation(_Splitter):
         """Number of runs: sources × len(ks) × n_seeds (needs the frame)."""
         if frame is None:
             raise ConfigError(
-                "TargetAdaptation has one run per source, k and seed, so its number of runs "
-                "needs the data (get_n_splits(frame)); where a fixed number of folds is "
-                "expected use split=grouped_kfold or split=kfold"
+                "TargetAdaptation has one run per source, k and seed, so get_n_splits needs "
+                "the frame; where a fixed number of folds is expected use "
+                "split=grouped_kfold or split=kfold"
             )
         return len(self.test_sets(frame)) * len(self.ks) * self.n_seeds
 
