@@ -47,6 +47,7 @@ def target_adaptation_curves(cells: pd.DataFrame) -> Figure:
                 mfc="white",
                 color="tab:blue",
                 label="pool drawn whole (SE undefined)",
+                zorder=3,  # over the filled marker errorbar drew
             )
         for row, style in (("zero-shot", "--"), ("cross-source", ":")):
             v = lines[(lines["row"] == row) & (lines["column"] == metric)]["value"]
@@ -58,6 +59,7 @@ def target_adaptation_curves(cells: pd.DataFrame) -> Figure:
                     label=row + where,
                 )
         ax.set_xscale("log")
+        ax.minorticks_off()  # only the k values are labelled
         ax.set_xticks(ks, [str(k) for k in ks])
         ax.set_xlabel("target labels per source (k)")
         ax.set_ylabel(f"macro {metric}")

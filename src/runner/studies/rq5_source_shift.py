@@ -8,12 +8,13 @@ uncovered-token score:
    experiment's `split`: grouped by passage by default (HaluBench repeats passages, and a
    row-level fold would put the same passage on both sides); `split=kfold` is the paper's
    row-level CV (`in_domain_group_col` says which unit the leakage check guards).
-2. Leave-one-source-out: train on the other sources, score the held-out one; AUROC/AP
-   with within-source group-bootstrap intervals (Table VIII a).
-3. Target-only adaptation: per source a fixed stratified 20 % test set, k labelled rows
-   drawn (prevalence-preserving) from the other 80 %, fit on the sample only, repeated
-   over seeds; macro mean over sources ± standard error over seeds (Table VIII b). By
-   default rows that share a passage with the test set are kept out of the pool (the
+2. Leave-one-source-out (``splits.cross_source``): train on the other sources, score the
+   held-out one; AUROC/AP with within-source group-bootstrap intervals (Table VIII a).
+3. Target-only adaptation (``splits.target``): per source a fixed stratified 20 % test
+   set, k labelled rows drawn (prevalence-preserving) from the other 80 %, fit on the
+   sample only, repeated over seeds; macro mean over sources ± standard error over seeds
+   (Table VIII b). With ``splits.target.group_col=group_id`` (the experiment's setting)
+   rows that share a passage with the test set are kept out of the pool (the
    paper samples rows; HaluBench repeats passages), so k is capped where the pool is
    smaller, and the caps are reported in `sources.json` and the per-source table.
    Rows are labelled by the labels actually used (`k=191 (cap)`, `(whole pool)`); where
