@@ -69,8 +69,21 @@ def _configured_studies(conf: Path) -> dict[str, str | None]:
     out: dict[str, str | None] = {}
     for path in sorted((conf / "experiment").glob("*.yaml")):
         node = OmegaConf.load(path)
-        out[str(node.get("experiment", path.stem))] = OmegaConf.select(node, "study.name")
+        out[str(node.get("experiment", path.stem))] = _study_name(path)
     return out
+
+
+def _study_name(path: Path) -> str | None:
+    """`study.name` of an experiment YAML, or of the experiment it extends (`defaults`)."""
+    node = OmegaConf.load(path)
+    name = OmegaConf.select(node, "study.name")
+    if name is not None:
+        return str(name)
+    for entry in node.get("defaults") or []:
+        base = path.parent / f"{entry}.yaml" if isinstance(entry, str) else None
+        if base is not None and base.exists():
+            return _study_name(base)
+    return None
 
 
 def _skipped_section(paper: str, skipped: list[SkippedRun], studies: dict[str, str | None]) -> str:

@@ -124,3 +124,83 @@ def test_an_unknown_study_name_lists_the_available_studies():
     cfg = composed("experiment=rq1_cheap_signals", "study.name=rq9")
     with pytest.raises(ConfigError, match="rq1_cheap_signals"):
         check_config(cfg)
+
+
+def _plain(cfg, *drop: str) -> dict:
+    out = OmegaConf.to_container(cfg, resolve=False)  # paths follow ${experiment}
+    for key in drop:
+        out.pop(key, None)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("variant", "differences"),
+    [
+        ("rq5_source_shift_ragtruth", ("experiment", "dataset")),
+        ("rq5_source_shift_row_cv", ("experiment", "split")),
+    ],
+)
+def test_rq5_variants_extend_rq5_source_shift_and_differ_only_where_they_say(variant, differences):
+    base, cfg = composed("experiment=rq5_source_shift"), composed(f"experiment={variant}")
+    assert _plain(cfg, *differences) == _plain(base, *differences)
+    for key in differences:
+        assert cfg[key] != base[key], key
+    text = (CONF / "experiment" / f"{variant}.yaml").read_text()
+    assert "- rq5_source_shift" in text and "study:" not in text  # extends, does not re-list
+
+
+GATES_C_E = ("ragscope_c", "ragscope_e")
+
+
+def test_ragscope_e_extends_ragscope_c_with_the_tfidf_risks_and_enhanced_features():
+    from runner.gates import ENHANCED_FEATURES
+
+    cfg = composed("experiment=rq2_grouped_cv")
+    c, e = (
+        OmegaConf.to_container(cfg.gates[g], resolve=True) for g in ("ragscope_c", "ragscope_e")
+    )
+    assert e["features"] == list(ENHANCED_FEATURES) and e["tfidf"] is True
+    assert {k: v for k, v in e.items() if k not in ("features", "tfidf")} == {
+        k: v for k, v in c.items() if k not in ("features", "tfidf")
+    }
+    assert "_target_" not in (CONF / "gate" / "ragscope_e.yaml").read_text()
+    # the override of one gate does not reach the other
+    cfg = composed("experiment=rq2_grouped_cv", "gates.ragscope_e.C=0.5")
+    assert cfg.gates.ragscope_e.C == 0.5 and cfg.gates.ragscope_c.C == 1.0
+
+
+def test_rq5_composes_its_source_shift_splitters_under_splits():
+    from runner.evaluation.splits import LeaveSourceOut, TargetAdaptation
+
+    cfg = composed("experiment=rq5_source_shift", "seed=7", "splits.target.ks=[25,50]")
+    _, params, inputs = check_config(cfg)
+    assert isinstance(inputs.splits["cross_source"], LeaveSourceOut)
+    target = inputs.splits["target"]
+    assert isinstance(target, TargetAdaptation)
+    assert target.ks == (25, 50) and target.seed == 7 and target.group_col == "group_id"
+    assert not hasattr(params, "ks")  # splitter settings live in splits.<name>, not the params
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["splits.target.ks=[1,50]"], r"splits\.target\.ks must be a list of integers"),
+        (["splits.target.n_seeds=0"], r"splits\.target\.n_seeds must be a positive"),
+        (["+splits.target.kz=5"], r"splits\.target\.kz: unknown key"),
+        (["~splits.target"], r"needs splits\.target"),
+        (["splits.cross_source.column=task"], r"set splits\.cross_source\.column=source"),
+        (["study.params.calibrated_gate=nope"], r"calibrated_gate='nope' is not a configured"),
+    ],
+)
+def test_rq5_splitter_and_gate_mistakes_fail_the_pre_flight_check(overrides, message):
+    cfg = composed("experiment=rq5_source_shift", *overrides)
+    with pytest.raises(ConfigError, match=message):
+        check_config(cfg)
+
+
+def test_every_named_splitter_needs_a_target():
+    cfg = composed("experiment=rq5_source_shift")
+    OmegaConf.set_struct(cfg, False)
+    cfg.splits.extra = {"n_splits": 5}
+    with pytest.raises(ConfigError, match=r"splits\.extra: no _target_"):
+        check_config(cfg)

@@ -64,6 +64,9 @@ class RunConfig:
     study: StudyConf = field(default_factory=StudyConf)
     dataset: Any = None
     split: Any = None
+    # Further named splitters, e.g. RQ5's `splits.cross_source` and `splits.target`
+    # (composed with `- /split@splits.<name>: <option>`; built into `Inputs.splits`).
+    splits: dict[str, Any] = field(default_factory=dict)
     bootstrap: Any = None
     tracking: TrackingConf = field(default_factory=TrackingConf)
     hri: Any = None

@@ -74,7 +74,20 @@ def check_schema_values(cfg: DictConfig) -> None:
         try:
             OmegaConf.to_object(node)
         except RunnerError as exc:
-            message = str(exc) if str(exc).startswith(path) else f"{path}: {exc}"
-            raise ConfigError(message) from exc
+            raise ConfigError(_rooted(str(exc), path)) from exc
         except OmegaConfBaseException as exc:
             raise ConfigError(f"{path}: {exc}") from exc
+
+
+def _rooted(message: str, path: str) -> str:
+    """The schema's message with its key named where the node sits in the run config.
+
+    Split schemas name their keys as ``split.<key>`` (their usual place); the same schema
+    composed as a named splitter (``splits.target``) gets ``splits.target.<key>``, so the
+    message names the key a user must change.
+    """
+    if message.startswith(path):
+        return message
+    if path.startswith("splits.") and message.startswith("split."):
+        return f"{path}.{message[len('split.') :]}"
+    return f"{path}: {message}"

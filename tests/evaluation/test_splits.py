@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from runner.errors import ConfigError
+from runner.errors import ConfigError, DataError, RunnerError
 from runner.evaluation.splits import (
     GroupedKFold,
     GroupLeakError,
@@ -302,3 +302,45 @@ def test_group_leak_names_the_leaking_groups(frame):
 def test_group_leak_rejects_indices_outside_the_frame(frame):
     with pytest.raises(ValueError, match="outside the frame"):
         assert_no_group_leak(frame, np.array([0]), np.array([len(frame)]))
+
+
+# --- every user mistake is a RunnerError with a fix -------------------------------------
+
+
+def _leak(frame):
+    train = np.flatnonzero(frame["group_id"].isin(["g000"]))
+    assert_no_group_leak(frame, train, np.array([1]))
+
+
+@pytest.mark.parametrize(
+    ("mistake", "kind", "fix"),
+    [
+        (lambda f: list(GroupedKFold(n_splits=100).folds(f)), ConfigError, "set split.n_splits"),
+        (lambda f: list(KFold(n_splits=10_000).folds(f)), ConfigError, "set split.n_splits"),
+        (lambda f: list(GroupedKFold().folds(f.drop(columns="label"))), DataError, "missing"),
+        (lambda f: list(GroupedKFold().folds(f.to_dict())), DataError, "data.frame"),
+        (
+            lambda f: list(LeaveSourceOut().folds(_halubench_like(sources=("a",)))),
+            ConfigError,
+            "use a data set with several sources",
+        ),
+        (lambda f: LeaveSourceOut().get_n_splits(), ConfigError, "split=grouped_kfold"),
+        (lambda f: TargetAdaptation().get_n_splits(), ConfigError, "split=grouped_kfold"),
+        (
+            lambda f: TargetAdaptation().test_sets(_halubench_like(n_per_class=1)),
+            ConfigError,
+            "splits.target.test_fraction",
+        ),
+        (_leak, ConfigError, "split=grouped_kfold"),
+        (
+            lambda f: assert_no_group_leak(f, np.array([0]), np.array([len(f)])),
+            ConfigError,
+            "positional row indices",
+        ),
+    ],
+)
+def test_every_splitter_mistake_is_a_runner_error_that_names_the_fix(frame, mistake, kind, fix):
+    # `python -m runner` prints a RunnerError as one `error:` line; anything else is a traceback
+    with pytest.raises(kind, match=fix) as err:
+        mistake(frame)
+    assert isinstance(err.value, RunnerError) and isinstance(err.value, ValueError)

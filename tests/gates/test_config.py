@@ -3,12 +3,13 @@
 from pathlib import Path
 
 import pytest
+from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 from omegaconf.errors import ConfigKeyError, ValidationError
 from sklearn.base import clone
 
-from runner.config import load_part_yaml, yaml_body_lines
+from runner.config import register_configs, yaml_body_lines
 from runner.gates import (
     BASE_FEATURES,
     COVERAGE_FEATURES,
@@ -17,8 +18,9 @@ from runner.gates import (
     LogitGate,
     TfidfGate,
 )
-from runner.gates.config import CONF_BY_TARGET, FeatureGateConf, LogitGateConf, TfidfGateConf
+from runner.gates.config import FeatureGateConf, LogitGateConf, TfidfGateConf
 
+register_configs()
 GATE_DIR = Path(__file__).resolve().parents[2] / "conf" / "gate"
 EXPECTED = {
     "uncovered": (FeatureGate, {"feature": "uncovered_fraction", "sign": 1.0}),
@@ -40,8 +42,12 @@ STUDY_LOGIT = {
 
 
 def typed(name):
-    raw = load_part_yaml(GATE_DIR / f"{name}.yaml")
-    return OmegaConf.merge(OmegaConf.structured(CONF_BY_TARGET[raw._target_]), raw)
+    """The gate as a run composes it (its schema, the files it extends, ``${seed}``)."""
+    with initialize_config_dir(config_dir=str(GATE_DIR.parent), version_base="1.3"):
+        cfg = compose(
+            "config", overrides=["experiment=rq1_cheap_signals", f"+gate@gates.extra={name}"]
+        )
+    return cfg.gates.extra
 
 
 def test_every_gate_file_is_known():

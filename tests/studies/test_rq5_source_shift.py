@@ -53,9 +53,9 @@ def test_like_for_like_rows_score_every_setting_on_the_fixed_test_sets(grouped, 
     cfg, out = grouped
     cells = out.result.cells_frame()
     frame = load_halubench(data_dir=data_dir).frame.reset_index(drop=True)
-    params = OmegaConf.to_container(cfg.study.params)
+    target = OmegaConf.to_container(cfg.splits.target, resolve=True)
     tests = TargetAdaptation(
-        test_fraction=params["test_fraction"], ks=params["ks"], seed=int(cfg.seed)
+        test_fraction=target["test_fraction"], ks=target["ks"], seed=int(cfg.seed)
     ).test_sets(frame)
     scores = out.result.scores.set_index("example_id")
     by_source = {"zero_shot": [], "cross_source": []}

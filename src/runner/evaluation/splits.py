@@ -72,7 +72,10 @@ def dataset_name(frame: pd.DataFrame) -> str:
 
 def _require_columns(frame: pd.DataFrame, columns: Sequence[str]) -> None:
     if not isinstance(frame, pd.DataFrame):
-        raise ValueError(f"expected a pandas DataFrame, got {type(frame).__name__}")
+        raise DataError(
+            f"a splitter needs the data as a pandas DataFrame, got {type(frame).__name__}: "
+            "pass the loaded data set's frame (`data.frame`)"
+        )
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise DataError(
@@ -327,7 +330,11 @@ class LeaveSourceOut(_Splitter):
     def get_n_splits(self, frame: pd.DataFrame | None = None) -> int:
         """Number of sources in `frame` (required: it depends on the data)."""
         if frame is None:
-            raise ValueError("LeaveSourceOut.get_n_splits needs the frame: one fold per source")
+            raise ConfigError(
+                "LeaveSourceOut has one fold per source, so get_n_splits needs the frame; "
+                "where a fixed number of folds is expected use split=grouped_kfold or "
+                "split=kfold"
+            )
         return len(self._sources(frame)[1])
 
     def folds(self, frame: pd.DataFrame) -> Iterator[Fold]:
@@ -473,8 +480,9 @@ class TargetAdaptation(_Splitter):
                 raise ConfigError(
                     f"data set {dataset_name(frame)}: source {source!r} has {rows.size} rows "
                     f"({_class_counts(sub)}); a stratified {self.test_fraction:.0%} test set "
-                    "and a labelled pool need ≥ 2 rows of each class; change split.test_fraction "
-                    "or leave that source out of the data"
+                    "and a labelled pool need ≥ 2 rows of each class; change the split's "
+                    "test_fraction (split.test_fraction; rq5_source_shift: "
+                    "splits.target.test_fraction) or leave that source out of the data"
                 )
             rng = np.random.default_rng([self.seed, _source_key(source)])
             out[source] = _stratified_sample(rng, rows, y, n_test)
@@ -482,8 +490,9 @@ class TargetAdaptation(_Splitter):
             if pool.size < 2 or y[pool].min() == y[pool].max():
                 raise ConfigError(
                     f"data set {dataset_name(frame)}: source {source!r}: the pool outside its "
-                    f"test set holds one class ({_class_counts(y[pool])}); lower "
-                    "split.test_fraction or leave split.group_col unset"
+                    f"test set holds one class ({_class_counts(y[pool])}); lower the split's "
+                    "test_fraction or set its group_col to null (rq5_source_shift: "
+                    "splits.target.test_fraction, splits.target.group_col)"
                 )
         return out
 
@@ -519,7 +528,11 @@ class TargetAdaptation(_Splitter):
     def get_n_splits(self, frame: pd.DataFrame | None = None) -> int:
         """Number of runs: sources × len(ks) × n_seeds (needs the frame)."""
         if frame is None:
-            raise ValueError("TargetAdaptation.get_n_splits needs the frame: runs per source")
+            raise ConfigError(
+                "TargetAdaptation has one run per source, k and seed, so get_n_splits needs "
+                "the frame; where a fixed number of folds is expected use "
+                "split=grouped_kfold or split=kfold"
+            )
         return len(self.test_sets(frame)) * len(self.ks) * self.n_seeds
 
     def folds(self, frame: pd.DataFrame) -> Iterator[Fold]:
@@ -528,8 +541,9 @@ class TargetAdaptation(_Splitter):
             yield Fold(i, f"{r.source}|k={r.k}|rep={r.rep}", r.train_idx, r.test_idx)
 
 
-class GroupLeakError(ValueError):
-    """A group occurs on both sides of a train/test split."""
+class GroupLeakError(ConfigError):
+    """A group occurs on both sides of a train/test split: the split does not fit the unit
+    the study guards (a row-level split where rows of one context must stay together)."""
 
 
 def assert_no_group_leak(
@@ -555,12 +569,16 @@ def assert_no_group_leak(
     for side, idx in (("train", train_idx), ("test", test_idx)):
         arr = np.asarray(idx)
         if arr.size and (arr.min() < 0 or arr.max() >= n):
-            raise ValueError(f"{side} indices fall outside the frame's {n} rows")
+            raise ConfigError(
+                f"the splitter's {side} indices fall outside the frame's {n} rows: a splitter "
+                "must yield positional row indices (frame.iloc); check the split's _target_"
+            )
     shared = sorted(set(groups[np.asarray(train_idx)]) & set(groups[np.asarray(test_idx)]))
     if shared:
         shown = ", ".join(repr(g) for g in shared[:5])
         more = f" and {len(shared) - 5} more" if len(shared) > 5 else ""
         raise GroupLeakError(
             f"data set {dataset_name(frame)}: {len(shared)} group(s) of {group_col!r} on both "
-            f"train and test sides: {shown}{more}"
+            f"train and test sides: {shown}{more}; use a split that keeps each {group_col!r} "
+            f"on one side (split=grouped_kfold with split.group_col={group_col})"
         )

@@ -19,11 +19,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig
 from sklearn.base import clone
 
+from runner.errors import DataError
 from runner.evaluation import scopes as rs
 from runner.evaluation.bootstrap import group_bootstrap
+from runner.evaluation.config import BootstrapConf
 from runner.evaluation.metrics import (
     auroc,
     auroc_batched,
@@ -55,11 +56,26 @@ def pct(x: float) -> str:
 
 
 def review_col(rho: float) -> str:
+    """The column name of review precision at budget `rho`."""
     return f"review precision@{pct(rho)}%"
 
 
 def accept_col(alpha: float) -> str:
+    """The column name of accepted risk at budget `alpha`."""
     return f"accepted risk@{pct(alpha)}%"
+
+
+def require_labels(data: Any, what: str) -> None:
+    """Fail before any scoring when the file has no labels or a single class."""
+    if not data.info.get("labelled", True):
+        raise DataError(
+            f"{what} needs labelled rows: add a 'label' column (1/0, true/false, "
+            "hallucinated/faithful or FAIL/PASS)",
+            file=data.files[0] if data.files else None,
+            row="header",
+            field="label",
+        )
+    rs.check_binary_labels(data.frame, data.name)
 
 
 def metric_set(review_budgets: Sequence[float], accept_budgets: Sequence[float]) -> dict:
@@ -77,7 +93,7 @@ def add_operating_table(
     result: StudyResult,
     scores: pd.DataFrame,
     gates: Sequence[str],
-    boot: DictConfig,
+    boot: BootstrapConf,
     review_budgets: Sequence[float],
     accept_budgets: Sequence[float],
 ) -> rs.ScopeStats:
@@ -114,7 +130,7 @@ def add_source_shift(
     result: StudyResult,
     frame: pd.DataFrame,
     gates: Mapping[str, Any],
-    boot: DictConfig,
+    boot: BootstrapConf,
     review_budget: float,
     accept_budget: float,
     ks: Sequence[int],

@@ -12,10 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hydra.utils import instantiate
-from omegaconf import DictConfig
-
-from runner.errors import ConfigError, DataError
+from runner.errors import ConfigError
 from runner.evaluation import scopes as rs
 from runner.evaluation.oof import score_gates
 from runner.evaluation.operating import accepted_risk_grid, review_precision_grid
@@ -23,6 +20,8 @@ from runner.evaluation.timing import gate_runtime
 from runner.features import with_lexical_features
 from runner.results import StudyResult
 from runner.routing import report as rp
+from runner.routing.report import require_labels  # also used by fit_gate
+from runner.studies.contract import Inputs, Study
 
 TITLES = {
     **rp.TITLES,
@@ -46,94 +45,87 @@ class Params:
     timing_repeats: int = 3
 
 
-def check(cfg: DictConfig, params: Params) -> None:
-    """Budgets are fractions; at least one gate is configured."""
-    for key in ("review_budgets", "accept_budgets"):
-        for value in getattr(params, key):
-            if not 0.0 < value <= 1.0:
-                raise ConfigError(f"study.params.{key}: {value} is not a fraction in (0, 1]")
-    if not cfg.get("gates"):
-        raise ConfigError("operating_report needs at least one gate (gates.<name>)")
+class OperatingReport(Study):
+    """Operating points of every configured gate on a team's own labelled file."""
 
+    name = "operating_report"
+    Params = Params
+    titles = TITLES
 
-def require_labels(data, what: str) -> None:
-    """Fail before any scoring when the file has no labels or a single class."""
-    if not data.info.get("labelled", True):
-        raise DataError(
-            f"{what} needs labelled rows: add a 'label' column (1/0, true/false, "
-            "hallucinated/faithful or FAIL/PASS)",
-            file=data.files[0] if data.files else None,
-            row="header",
-            field="label",
+    def check(self, inputs: Inputs, params: Params) -> None:
+        """Budgets are fractions; at least one gate is configured."""
+        for key in ("review_budgets", "accept_budgets"):
+            for value in getattr(params, key):
+                if not 0.0 < value <= 1.0:
+                    raise ConfigError(f"study.params.{key}: {value} is not a fraction in (0, 1]")
+        if not inputs.gates:
+            raise ConfigError("operating_report needs at least one gate (gates.<name>)")
+
+    def run(self, inputs: Inputs, params: Params) -> StudyResult:
+        """Score every gate out of fold and report the operating points with intervals."""
+        data = inputs.data
+        require_labels(data, "operating_report")
+        gates, boot = inputs.require("gates"), inputs.require("bootstrap")
+        frame = with_lexical_features(data.frame, inputs.cache_dir).reset_index(drop=True)
+        splitter = inputs.require("split")
+        scores = score_gates(gates, frame, splitter, progress=inputs.progress)
+        result = StudyResult(scores=scores, titles=dict(TITLES))
+        rp.add_operating_table(
+            result, scores, list(gates), boot, params.review_budgets, params.accept_budgets
         )
-    rs.check_binary_labels(data.frame, data.name)
+        y = scores["label"].to_numpy()
+        for gate in gates:
+            s = scores[gate].to_numpy(float)
+            for r, v in zip(REVIEW_GRID, review_precision_grid(y, s, REVIEW_GRID), strict=True):
+                result.add("curve_review", gate, rp.pct(r), float(v))
+            for a, v in zip(ACCEPT_GRID, accepted_risk_grid(y, s, ACCEPT_GRID), strict=True):
+                result.add("curve_accept", gate, rp.pct(a), float(v))
+        sources = sorted(frame["source"].astype(str).unique())
+        if len(sources) >= 2:
+            rp.add_source_shift(
+                result,
+                frame,
+                gates,
+                boot,
+                params.review_budgets[0],
+                params.accept_budgets[0],
+                params.target_ks,
+                params.target_seeds,
+                inputs.seed,
+                inputs.progress,
+            )
+        if params.time_gates:
+            result.runtime["gates"] = gate_runtime(
+                gates, frame, splitter, params.timing_rows, params.timing_repeats
+            )
+        result.extra["data.json"] = {
+            "name": data.name,
+            "fingerprint": data.fingerprint,
+            "sources": sources,
+            "tasks": sorted(frame["task"].astype(str).unique()),
+            "rows": len(frame),
+        }
+        return result
 
+    def figures(self, cells):
+        """Review precision and accepted risk curves of every gate, with the base-rate line."""
+        from runner.reporting.figures import operating_curves
 
-def run(cfg: DictConfig, data, params: Params) -> StudyResult:
-    """Score every gate out of fold and report the operating points with intervals."""
-    require_labels(data, "operating_report")
-    gates = rs.build_gates(cfg)
-    frame = with_lexical_features(data.frame, cfg.paths.cache_dir).reset_index(drop=True)
-    splitter = instantiate(cfg.split)
-    scores = score_gates(gates, frame, splitter, progress=cfg.progress)
-    result = StudyResult(scores=scores, titles=dict(TITLES))
-    rp.add_operating_table(
-        result, scores, list(gates), cfg.bootstrap, params.review_budgets, params.accept_budgets
-    )
-    y = scores["label"].to_numpy()
-    for gate in gates:
-        s = scores[gate].to_numpy(float)
-        for r, v in zip(REVIEW_GRID, review_precision_grid(y, s, REVIEW_GRID), strict=True):
-            result.add("curve_review", gate, rp.pct(r), float(v))
-        for a, v in zip(ACCEPT_GRID, accepted_risk_grid(y, s, ACCEPT_GRID), strict=True):
-            result.add("curve_accept", gate, rp.pct(a), float(v))
-    sources = sorted(frame["source"].astype(str).unique())
-    if len(sources) >= 2:
-        rp.add_source_shift(
-            result,
-            frame,
-            gates,
-            cfg.bootstrap,
-            params.review_budgets[0],
-            params.accept_budgets[0],
-            params.target_ks,
-            params.target_seeds,
-            int(cfg.seed),
-            cfg.progress,
-        )
-    if params.time_gates:
-        result.runtime["gates"] = gate_runtime(
-            gates, frame, splitter, params.timing_rows, params.timing_repeats
-        )
-    result.extra["data.json"] = {
-        "name": data.name,
-        "fingerprint": data.fingerprint,
-        "sources": sources,
-        "tasks": sorted(frame["task"].astype(str).unique()),
-        "rows": len(frame),
-    }
-    return result
+        base = cells[(cells["table"] == "base_rate") & (cells["column"] == "hallucinated share")]
+        base = base[base["row"] == rs.COMBINED]
+        rate = float(base["value"].iloc[0]) if len(base) else None
+        curves = operating_curves(cells, "curve_review", "curve_accept", rate)
+        return {"operating_curves": curves}
 
-
-def figures(cells):
-    """Review precision and accepted risk curves of every gate, with the base-rate line."""
-    from runner.reporting.figures import operating_curves
-
-    base = cells[(cells["table"] == "base_rate") & (cells["column"] == "hallucinated share")]
-    base = base[base["row"] == rs.COMBINED]
-    rate = float(base["value"].iloc[0]) if len(base) else None
-    return {"operating_curves": operating_curves(cells, "curve_review", "curve_accept", rate)}
-
-
-def documents(result: StudyResult, out_dir: Path) -> dict[str, str]:
-    """``report.md`` and ``report.html``."""
-    info = result.extra.get("data.json", {})
-    header = [
-        f"# Operating report: {info.get('name')}",
-        "",
-        f"{info.get('rows')} labelled rows; sources {info.get('sources')}; tasks "
-        f"{info.get('tasks')}; data fingerprint `{info.get('fingerprint')}`.",
-        "Scores are out of fold (grouped CV: no context group on both sides of a fold).",
-    ]
-    md = rp.render_markdown(result, out_dir, header)
-    return {"report.md": md, "report.html": rp.render_html(md, out_dir, "Operating report")}
+    def documents(self, result: StudyResult, out_dir: Path) -> dict[str, str]:
+        """``report.md`` and ``report.html``."""
+        info = result.extra.get("data.json", {})
+        header = [
+            f"# Operating report: {info.get('name')}",
+            "",
+            f"{info.get('rows')} labelled rows; sources {info.get('sources')}; tasks "
+            f"{info.get('tasks')}; data fingerprint `{info.get('fingerprint')}`.",
+            "Scores are out of fold (grouped CV: no context group on both sides of a fold).",
+        ]
+        md = rp.render_markdown(result, out_dir, header)
+        return {"report.md": md, "report.html": rp.render_html(md, out_dir, "Operating report")}

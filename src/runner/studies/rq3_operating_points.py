@@ -13,17 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import partial
 
-from hydra.utils import instantiate
-from omegaconf import DictConfig
-
 from runner.errors import ConfigError
 from runner.evaluation import scopes as rs
 from runner.evaluation.oof import score_gates
 from runner.evaluation.operating import accepted_risk_batched, review_precision_batched
 from runner.features import with_lexical_features
 from runner.results import StudyResult
+from runner.studies.contract import Inputs, Study
 
-PAPER = "ragscope"
 TITLES = {
     "table6": "Table VI: operating points with context-group bootstrap intervals",
     "base_rate": "Positive (unfaithful) rate per scope",
@@ -66,51 +63,64 @@ def _pct(x: float) -> str:
     return f"{100 * x:g}"
 
 
-def run(cfg: DictConfig, data, params: Params) -> StudyResult:
-    """Score gates out of fold and evaluate the fixed operating points with CIs."""
-    gates = rs.build_gates(cfg)
-    _check(params, gates)
-    frame = with_lexical_features(data.frame, cfg.paths.cache_dir)
-    rs.check_binary_labels(frame, data.name)
-    splitter = instantiate(cfg.split)
-    scores = score_gates(gates, frame, splitter, progress=cfg.progress)
+class OperatingPoints(Study):
+    """RQ3: fixed review / acceptance operating points out of fold (Table VI, Figure 4)."""
 
-    review_col = f"review precision@{_pct(params.rho)}%"
-    accept_col = f"accepted risk@{_pct(params.alpha)}%"
-    metrics = {
-        "review": partial(review_precision_batched, rho=params.rho),
-        "accept": partial(accepted_risk_batched, alpha=params.alpha),
-    }
-    for r in params.rho_grid:
-        metrics[f"review@{r}"] = partial(review_precision_batched, rho=r)
-    for a in params.alpha_grid:
-        metrics[f"accept@{a}"] = partial(accepted_risk_batched, alpha=a)
-    stats = rs.bootstrap_scopes(scores, list(gates), cfg.bootstrap, metrics=metrics)
+    name = "rq3_operating_points"
+    Params = Params
+    paper = "ragscope"
+    titles = TITLES
 
-    result = StudyResult(scores=scores, titles=dict(TITLES))
-    for scope in [rs.COMBINED, *stats.tasks] if stats.by_task else [rs.COMBINED]:
-        for gate in params.table_gates:
-            for key, col in (("review", review_col), ("accept", accept_col)):
-                est = stats.estimate(gate, key, scope)
-                result.add("table6", f"{scope} / {gate}", col, est.point, ci=(est.low, est.high))
-    for scope in [rs.COMBINED, *stats.tasks]:
-        sub = scores if scope == rs.COMBINED else scores[scores["task"] == scope]
-        result.add("base_rate", scope, "positive rate", float(sub["label"].mean()))
-    for gate in gates:
+    def check(self, inputs: Inputs, params: Params) -> None:
+        """Budgets are fractions and every table gate is configured."""
+        _check(params, inputs.gates)
+
+    def run(self, inputs: Inputs, params: Params) -> StudyResult:
+        """Score gates out of fold and evaluate the fixed operating points with CIs."""
+        data, gates = inputs.data, inputs.require("gates")
+        frame = with_lexical_features(data.frame, inputs.cache_dir)
+        rs.check_binary_labels(frame, data.name)
+        scores = score_gates(gates, frame, inputs.require("split"), progress=inputs.progress)
+
+        review_col = f"review precision@{_pct(params.rho)}%"
+        accept_col = f"accepted risk@{_pct(params.alpha)}%"
+        metrics = {
+            "review": partial(review_precision_batched, rho=params.rho),
+            "accept": partial(accepted_risk_batched, alpha=params.alpha),
+        }
         for r in params.rho_grid:
-            est = stats.estimate(gate, f"review@{r}", rs.COMBINED)
-            result.add("curve_review", gate, _pct(r), est.point, ci=(est.low, est.high))
+            metrics[f"review@{r}"] = partial(review_precision_batched, rho=r)
         for a in params.alpha_grid:
-            est = stats.estimate(gate, f"accept@{a}", rs.COMBINED)
-            result.add("curve_accept", gate, _pct(a), est.point, ci=(est.low, est.high))
-    rs.add_bootstrap_info(result, stats)
-    return result
+            metrics[f"accept@{a}"] = partial(accepted_risk_batched, alpha=a)
+        boot = inputs.require("bootstrap")
+        stats = rs.bootstrap_scopes(scores, list(gates), boot, metrics=metrics)
 
+        result = StudyResult(scores=scores, titles=dict(TITLES))
+        for scope in [rs.COMBINED, *stats.tasks] if stats.by_task else [rs.COMBINED]:
+            for gate in params.table_gates:
+                for key, col in (("review", review_col), ("accept", accept_col)):
+                    est = stats.estimate(gate, key, scope)
+                    result.add(
+                        "table6", f"{scope} / {gate}", col, est.point, ci=(est.low, est.high)
+                    )
+        for scope in [rs.COMBINED, *stats.tasks]:
+            sub = scores if scope == rs.COMBINED else scores[scores["task"] == scope]
+            result.add("base_rate", scope, "positive rate", float(sub["label"].mean()))
+        for gate in gates:
+            for r in params.rho_grid:
+                est = stats.estimate(gate, f"review@{r}", rs.COMBINED)
+                result.add("curve_review", gate, _pct(r), est.point, ci=(est.low, est.high))
+            for a in params.alpha_grid:
+                est = stats.estimate(gate, f"accept@{a}", rs.COMBINED)
+                result.add("curve_accept", gate, _pct(a), est.point, ci=(est.low, est.high))
+        rs.add_bootstrap_info(result, stats)
+        return result
 
-def figures(cells):
-    """Figure 4: both operating-curve panels with the combined base-rate line."""
-    from runner.reporting.figures import operating_curves
+    def figures(self, cells):
+        """Figure 4: both operating-curve panels with the combined base-rate line."""
+        from runner.reporting.figures import operating_curves
 
-    base = cells[(cells["table"] == "base_rate") & (cells["row"] == rs.COMBINED)]
-    rate = float(base["value"].iloc[0]) if len(base) else None
-    return {"fig4_operating_curves": operating_curves(cells, "curve_review", "curve_accept", rate)}
+        base = cells[(cells["table"] == "base_rate") & (cells["row"] == rs.COMBINED)]
+        rate = float(base["value"].iloc[0]) if len(base) else None
+        curves = operating_curves(cells, "curve_review", "curve_accept", rate)
+        return {"fig4_operating_curves": curves}
