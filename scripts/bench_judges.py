@@ -46,10 +46,10 @@ from hydra import compose, initialize_config_dir  # noqa: E402
 from hydra.utils import instantiate  # noqa: E402
 
 from runner.claims.judges.cache import AnswerCache  # noqa: E402
+from runner.claims.sampling import select_claims  # noqa: E402
 from runner.config import register_configs  # noqa: E402
 from runner.data.claims import load_wice  # noqa: E402
 from runner.paths import PROJECT_ROOT, artifacts_dir  # noqa: E402
-from runner.studies.claims_verification import select_claims  # noqa: E402
 
 log = logging.getLogger("bench_judges")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from omegaconf import OmegaConf
 from tests.studies.test_hri_example import hri_dict
@@ -10,6 +11,7 @@ from runner.data.hri_records import Claim, LabelAssignment, Response
 from runner.errors import ConfigError
 from runner.hri import predicted_labels as pl
 from runner.hri.config import load_hri_config
+from runner.hri.scoring import score_response
 
 
 @pytest.fixture(scope="module")
@@ -74,3 +76,29 @@ def test_response_sample_is_seeded_and_keeps_outcome_shares():
     assert pl.select_responses(rs, None, 13) == list(range(20))
     with pytest.raises(ConfigError, match="judge_responses"):
         pl.select_responses(rs, 0, 13)
+
+
+def test_the_judges_see_a_sample_of_the_responses_s1_labels():
+    rs = responses([1] * 15 + [0] * 5, claims_each=2)
+    plan = pl.plan_responses(rs, 10, 4, 13, has_s1=True)
+    assert plan.s1 == pl.select_responses(rs, 10, 13)
+    assert set(plan.judged) <= set(plan.s1) and len(plan.judged) == 4
+    assert plan.owner.tolist() == [i for i in range(20) for _ in range(2)]
+    assert plan.s1_claims.tolist() == [2 * i + k for i in plan.s1 for k in (0, 1)]
+    assert plan.judged_claims.tolist() == [2 * i + k for i in plan.judged for k in (0, 1)]
+    judges_only = pl.plan_responses(rs, 10, 4, 13, has_s1=False)
+    assert judges_only.s1 == list(range(20))  # no S1: the judges draw from every response
+    assert judges_only.judged == pl.select_responses(rs, 4, 14)
+
+
+def test_every_system_scores_only_the_responses_it_labelled(config):
+    rs = responses([0, 1, 1])
+    owner = np.array([0, 0, 1, 1, 2, 2])
+    systems = {"judge": (np.array([2, 3]), np.array(["red", "red"], dtype=object))}
+    scored = pl.score_systems(rs, {"gold": rs}, systems, owner, pl.DEFAULT_VERDICT_LABELS, config)
+    assert list(scored) == ["reference: gold labels", "judge"]
+    assert list(scored["reference: gold labels"]) == [0, 1, 2]
+    assert list(scored["judge"]) == [1]
+    relabelled = pl.relabel([rs[1]], ["red", "red"], pl.DEFAULT_VERDICT_LABELS)[0]
+    assert scored["judge"][1] == score_response(relabelled, config)
+    assert scored["reference: gold labels"][0] == score_response(rs[0], config)

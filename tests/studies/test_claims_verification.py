@@ -4,71 +4,28 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 from tests.claims.judges.conftest import tiny_models
 
 from runner.claims.ensembles import and_rule, cascade_rule, vote_rule
+from runner.claims.flag_metrics import MARK_COLUMN
+from runner.claims.sampling import QUICK_LIMIT, resolve_limit
+from runner.claims.span_detector import SpanDetector
 from runner.data.claims import load_claims_jsonl
 from runner.errors import ConfigError
+from runner.pipeline import build_inputs
 from runner.studies import claims_verification as cv
+from runner.studies.contract import Inputs
+
+STUDY = cv.ClaimsVerification()
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "tests" / "fixtures" / "claims" / "claims_example.jsonl"
-
-
-# --------------------------------------------------------------------------- pieces
-
-
-def test_flag_metrics_on_a_hand_made_table():
-    flagged = np.array([1, 1, 0, 0, 1], dtype=bool)
-    positive = np.array([1, 0, 1, 0, 1], dtype=bool)
-    m = cv.flag_metrics(flagged, positive)
-    assert (m["flags"], m["true_alarms"], m["false_alarms"]) == (3, 2, 1)
-    assert m["precision"] == pytest.approx(2 / 3) and m["recall"] == pytest.approx(2 / 3)
-    assert m["f1"] == pytest.approx(2 * 2 / (2 * 2 + 1 + 1))
-    none = cv.flag_metrics(np.zeros(3, bool), np.array([1, 0, 0], bool))
-    assert none["precision"] is None and none["recall"] == 0 and none["f1"] == 0
-    assert cv.flag_metrics(np.zeros(2, bool), np.zeros(2, bool))["f1"] is None
-
-
-def test_venn_regions_count_exact_memberships():
-    sets = {"a": np.array([1, 1, 0, 0, 1], bool), "b": np.array([0, 1, 1, 0, 1], bool)}
-    assert cv.venn_regions(sets) == [("a", 1), ("b", 1), ("a & b", 2), ("none", 1)]
-    three = cv.venn_regions({"a": np.array([1, 0]), "b": np.array([1, 0]), "c": np.array([0, 0])})
-    assert dict(three)["a & b"] == 1 and dict(three)["none"] == 1 and len(three) == 8
-
-
-def test_units_combine_as_the_most_supported_valid_verdict():
-    assert cv.combine_units(["red", "green", "yellow"], [False, False, False]) == ("green", False)
-    # An abstained unit (yellow) never makes a claim green, and marks it abstained.
-    assert cv.combine_units(["red", "yellow"], [False, True]) == ("yellow", True)
-    assert cv.combine_units(["green", "yellow"], [False, True]) == ("green", False)
-    assert cv.combine_units(["yellow"], [True]) == ("yellow", True)
-    assert cv.combine_units(["red", "red"], [False, False]) == ("red", False)
-
-
-def test_claim_selection_is_seeded_stratified_or_the_head():
-    claims = pd.DataFrame(
-        {
-            "claim_id": [f"c{i}" for i in range(20)],
-            "label": ["green"] * 10 + ["yellow"] * 7 + ["red"] * 3,
-        }
-    )
-    a = cv.select_claims(claims, 6, "stratified", 13)
-    b = cv.select_claims(claims, 6, "stratified", 13)
-    assert a["claim_id"].tolist() == b["claim_id"].tolist()
-    assert a["label"].value_counts().to_dict() == {"green": 3, "yellow": 2, "red": 1}
-    assert a.index.is_monotonic_increasing
-    assert cv.select_claims(claims, 2, "stratified", 13)["label"].nunique() == 2
-    assert cv.select_claims(claims, 3, "head", 13)["claim_id"].tolist() == ["c0", "c1", "c2"]
-    assert len(cv.select_claims(claims, None, "head", 13)) == 20
-    with pytest.raises(ConfigError):
-        cv.select_claims(claims, 3, "random", 13)
 
 
 # --------------------------------------------------------------------------- end to end
@@ -116,8 +73,10 @@ def study_cfg(models, judges=("yellow", "green", "prose")):
     }
     return OmegaConf.create(
         {
+            "experiment": "claims_verification",
             "seed": 13,
             "progress": False,
+            "paths": {"cache_dir": f"{os.environ['RUNNER_ARTIFACTS_DIR']}/cache"},
             "span_detector": {
                 "_target_": "runner.claims.span_detector.SpanDetector",
                 "threshold": 0.3,
@@ -135,10 +94,17 @@ def study_cfg(models, judges=("yellow", "green", "prose")):
     )
 
 
+def run(cfg, data, params):
+    """The study as the pipeline runs it: built inputs, `check`, then `run`."""
+    inputs = build_inputs(cfg, data)
+    STUDY.check(inputs, params)
+    return STUDY.run(inputs, params)
+
+
 @pytest.fixture(scope="module")
 def outcome(models):
     data = load_claims_jsonl(str(EXAMPLE))
-    result = cv.run(study_cfg(models), data, cv.Params(limit=None))
+    result = run(study_cfg(models), data, cv.Params(limit=None))
     return data, result
 
 
@@ -291,7 +257,7 @@ def test_s1_rows_say_the_weights_are_random_and_the_sweep_is_monotone(outcome):
 
 def test_same_inputs_and_seed_give_identical_cells_and_scores(models, outcome):
     data, result = outcome
-    again = cv.run(study_cfg(models), data, cv.Params(limit=None))
+    again = run(study_cfg(models), data, cv.Params(limit=None))
     pd.testing.assert_frame_equal(result.cells_frame(), again.cells_frame())
     pd.testing.assert_frame_equal(result.scores, again.scores)
     assert result.extra["claims_verdicts.json"] == again.extra["claims_verdicts.json"]
@@ -299,7 +265,7 @@ def test_same_inputs_and_seed_give_identical_cells_and_scores(models, outcome):
 
 def test_figures_are_drawn_from_cells_alone(outcome):
     _, result = outcome
-    figs = cv.figures(result.cells_frame())
+    figs = STUDY.figures(result.cells_frame())
     assert set(figs) == {"venn_catches", "venn_false_alarms", "combinations_f1", "s1_sweep"}
     labels = [t.get_text() for t in figs["venn_catches"].axes[0].texts]
     assert "yellow & green & prose" not in labels  # three judges: drawn as circles, counts only
@@ -308,24 +274,21 @@ def test_figures_are_drawn_from_cells_alone(outcome):
 
 def test_two_judge_venn_and_limit(models):
     data = load_claims_jsonl(str(EXAMPLE))
-    result = cv.run(study_cfg(models, ("yellow", "green")), data, cv.Params(limit=4))
+    result = run(study_cfg(models, ("yellow", "green")), data, cv.Params(limit=4))
     assert cell(result, "data", "claims", "count") == 4
-    figs = cv.figures(result.cells_frame())
+    figs = STUDY.figures(result.cells_frame())
     texts = [t.get_text() for t in figs["venn_catches"].axes[0].texts]
     assert any(t.startswith("yellow (decided 100%") for t in texts)
 
 
 def test_a_user_file_is_read_whole_unless_limit_is_set_and_a_sample_is_named(models):
-    assert cv.resolve_limit("auto", "runner.data.claims.load_claims_jsonl") is None
-    assert cv.resolve_limit("auto", "runner.data.claims.load_wice") == cv.QUICK_LIMIT
-    assert cv.resolve_limit(None, "runner.data.claims.load_wice") is None
     data = load_claims_jsonl(str(EXAMPLE))
+    assert data.info["public_benchmark"] is False  # a user's file: `limit: auto` reads it all
     cfg = study_cfg(models, ("green",))
-    cfg.dataset = {"_target_": "runner.data.claims.load_claims_jsonl"}
-    whole = cv.run(cfg, data, cv.Params())
+    whole = run(cfg, data, cv.Params())
     assert cell(whole, "data", "claims", "count") == len(data.frame) == 6
     assert not any("sample" in title for title in whole.titles.values())
-    sampled = cv.run(cfg, data, cv.Params(limit=4))
+    sampled = run(cfg, data, cv.Params(limit=4))
     note = "sample of 4 of 6 claims (stratified by label, seed 13)"
     assert all(note in title for title in sampled.titles.values())
     assert sampled.extra["claims_setup.json"]["sampling"] == note
@@ -342,16 +305,16 @@ def test_a_judge_that_never_answers_is_marked_and_scored_on_decided_claims(outco
     row = "S2 LLM judge / prose"
     assert cell(result, "systems", row, "abstentions") == 6
     assert cell(result, "systems", row, "decided share") == 0.0
-    assert cell(result, "systems", row, cv.MARK_COLUMN) == 1.0
+    assert cell(result, "systems", row, MARK_COLUMN) == 1.0
     assert cell(result, "systems", row, "f1 (decided)") is None  # nothing decided
-    assert cell(result, "systems", "S2 LLM judge / yellow", cv.MARK_COLUMN) == 0.0
+    assert cell(result, "systems", "S2 LLM judge / yellow", MARK_COLUMN) == 0.0
     assert cell(result, "systems", "S2 LLM judge / yellow", "decided share") == 1.0
-    assert cell(result, "combinations", "union(green, prose)", cv.MARK_COLUMN) == 1.0
-    assert cell(result, "combinations", "union(yellow, green)", cv.MARK_COLUMN) == 0.0
-    assert cell(result, "meta_precision", "S2 LLM judge / prose", cv.MARK_COLUMN) == 1.0
+    assert cell(result, "combinations", "union(green, prose)", MARK_COLUMN) == 1.0
+    assert cell(result, "combinations", "union(yellow, green)", MARK_COLUMN) == 0.0
+    assert cell(result, "meta_precision", "S2 LLM judge / prose", MARK_COLUMN) == 1.0
     assert cell(result, "venn_catches", "decided share: prose", "claims") == 0.0
     assert cell(result, "venn_catches", "on decided claims: prose", "claims") == 0
-    figs = cv.figures(result.cells_frame())
+    figs = STUDY.figures(result.cells_frame())
     venn = [t.get_text() for t in figs["venn_catches"].axes[0].texts]
     assert any(t.startswith("prose (decided 0%") and "MOSTLY ABSTAINED" in t for t in venn)
     bars = [t.get_text() for t in figs["combinations_f1"].axes[0].get_yticklabels()]
@@ -361,7 +324,7 @@ def test_a_judge_that_never_answers_is_marked_and_scored_on_decided_claims(outco
 
 def test_a_rerun_takes_every_judge_answer_from_the_cache(models, outcome):
     data, result = outcome
-    again = cv.run(study_cfg(models), data, cv.Params(limit=None))
+    again = run(study_cfg(models), data, cv.Params(limit=None))
     pd.testing.assert_frame_equal(result.cells_frame(), again.cells_frame())
     info = again.runtime["claims_verification"]["judges"]
     assert all(j["model_calls"] == 0 for j in info.values())
@@ -370,19 +333,23 @@ def test_a_rerun_takes_every_judge_answer_from_the_cache(models, outcome):
 
 def test_a_study_without_parts_or_on_response_data_fails_early(models):
     data = load_claims_jsonl(str(EXAMPLE))
-    empty = OmegaConf.create({"seed": 13, "span_detector": None, "judges": {}})
+    empty = Inputs(experiment="claims_verification", seed=13, data=data)
     with pytest.raises(ConfigError, match="span_detector and/or judges"):
-        cv.run(empty, data, cv.Params())
+        STUDY.check(empty, cv.Params())
+    clash = build_inputs(study_cfg(models, ("green",)), data)
+    clash = replace(clash, judges={"S1": clash.judges["green"]})
+    with pytest.raises(ConfigError, match="clashes"):
+        STUDY.check(clash, cv.Params())
     response = type("D", (), {"frame": pd.DataFrame({"example_id": ["e"]}), "name": "x"})()
     with pytest.raises(ValueError, match="not a claim frame"):
-        cv.run(study_cfg(models, ("green",)), response, cv.Params())
+        run(study_cfg(models, ("green",)), response, cv.Params())
 
 
 def test_judges_only_runs_without_s1_rows(models):
     data = load_claims_jsonl(str(EXAMPLE))
     cfg = study_cfg(models, ("green",))
     cfg.span_detector = None
-    result = cv.run(cfg, data, cv.Params(limit=None))
+    result = run(cfg, data, cv.Params(limit=None))
     rows = {c.row for c in result.cells if c.table == "systems"}
     assert rows == {"S2 LLM judge / green"}
     assert not math.isnan(cell(result, "systems", "S2 LLM judge / green", "recall"))
@@ -408,20 +375,20 @@ def composed(*overrides: str):
 
 
 def test_the_experiment_composes_typed_and_passes_the_pre_flight_checks():
-    from hydra.utils import instantiate
-
     from runner.pipeline import check_config
 
     cfg = composed()
-    params = check_config(cfg)
+    study, params, inputs = check_config(cfg)
+    assert isinstance(study, cv.ClaimsVerification)
     assert isinstance(params, cv.Params) and params.limit == "auto"
-    assert cv.resolve_limit(params.limit, cfg.dataset._target_) == cv.QUICK_LIMIT
+    assert resolve_limit(params.limit, public_benchmark=True) == QUICK_LIMIT  # WiCE: a sample
     assert cfg.dataset._target_ == "runner.data.claims.load_wice"
-    assert set(cfg.judges) == {"smollm2_reask", "smollm2_prefill"}
+    assert list(inputs.judges) == ["smollm2_reask", "smollm2_prefill"]
     assert cfg.judges.smollm2_prefill.repair == "prefill" and cfg.judges.smollm2_reask.seed == 13
     assert cfg.span_detector.verifier.weights == "random"
-    assert cfg.span_detector.threshold == 0.3
-    judge = instantiate(cfg.judges.smollm2_reask, _convert_="all")  # lazy: no model load yet
+    assert isinstance(inputs.span_detector, SpanDetector)
+    assert inputs.span_detector.threshold == 0.3 and inputs.span_detector.name == "S1"
+    judge = inputs.judges["smollm2_reask"]  # built lazily: no model load yet
     assert judge.describe()["family"] == "smollm2-135m"
 
 
@@ -454,13 +421,15 @@ def test_every_claim_dataset_config_loads_real_data(dataset, rows, data_dir):
     cfg = composed(f"dataset={dataset}", "dataset.limit=5", f"dataset.data_dir={data_dir}")
     data = instantiate(cfg.dataset, _convert_="all")
     assert len(data.frame) == rows and data.name == dataset
+    assert data.info["public_benchmark"] is True  # `limit: auto` samples a public set
 
 
 def test_the_user_format_config_needs_a_path_and_loads_it():
     from hydra.utils import instantiate
 
     cfg = composed("dataset=claims_jsonl", f"dataset.path={EXAMPLE}")
-    assert len(instantiate(cfg.dataset, _convert_="all").frame) == 6
+    data = instantiate(cfg.dataset, _convert_="all")
+    assert len(data.frame) == 6 and data.info["public_benchmark"] is False
 
 
 def test_typos_fail_at_compose_time():
@@ -486,7 +455,7 @@ def test_two_setups_of_one_model_compute_each_first_answer_once(models):
         "reask": {**node, "name": "reask", "repair": "reask"},
         "prefill": {**node, "name": "prefill", "repair": "prefill"},
     }
-    result = cv.run(cfg, data, cv.Params(limit=None, answer_cache=False))
+    result = run(cfg, data, cv.Params(limit=None, answer_cache=False))
     info = result.runtime["claims_verification"]["judges"]
     assert info["reask"]["model_calls"] == 12  # 6 first answers + 6 re-asks
     assert info["prefill"]["model_calls"] == 6  # its 6 prefill repairs only

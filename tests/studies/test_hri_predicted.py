@@ -15,10 +15,14 @@ from tests.claims.judges.conftest import tiny_models
 
 from runner.data.hri_claims import load_hri_claims
 from runner.errors import ConfigError
+from runner.evaluation.config import BootstrapConf
 from runner.hri.aggregation import AGGREGATIONS
+from runner.pipeline import build_inputs
 from runner.studies import hri_predicted as hp
 
 from .test_hri_example import hri_dict
+
+STUDY = hp.HriPredicted()
 
 matplotlib.use("Agg")
 
@@ -77,10 +81,11 @@ def setup(tmp_path_factory):
 def study_cfg(models, judges=("yellow", "green")):
     return OmegaConf.create(
         {
+            "experiment": "hri_predicted",
             "seed": 13,
             "progress": False,
             "hri": hri_dict(),
-            "bootstrap": {"n_resamples": 40, "level": 0.95, "seed": 13},
+            "bootstrap": OmegaConf.structured(BootstrapConf(n_resamples=40, level=0.95, seed=13)),
             "span_detector": {
                 "_target_": "runner.claims.span_detector.SpanDetector",
                 "threshold": 0.3,
@@ -108,10 +113,17 @@ def study_cfg(models, judges=("yellow", "green")):
     )
 
 
+def run(cfg, data, params):
+    """The study as the pipeline runs it: built inputs, `check`, then `run`."""
+    inputs = build_inputs(cfg, data)
+    STUDY.check(inputs, params)
+    return STUDY.run(inputs, params)
+
+
 @pytest.fixture(scope="module")
 def outcome(setup):
     data, models = setup
-    result = hp.run(study_cfg(models), data, hp.Params(collection="gold", judge_responses=6))
+    result = run(study_cfg(models), data, hp.Params(collection="gold", judge_responses=6))
     return result, result.cells_frame()
 
 
@@ -192,9 +204,9 @@ def test_constant_verdicts_give_a_constant_index_and_the_reference_reads_gold(ou
 def test_same_seed_same_cells_and_a_figure_per_scope(outcome, setup):
     data, models = setup
     _, cells = outcome
-    again = hp.run(study_cfg(models), data, hp.Params(collection="gold", judge_responses=6))
+    again = run(study_cfg(models), data, hp.Params(collection="gold", judge_responses=6))
     pd.testing.assert_frame_equal(cells, again.cells_frame())
-    figs = hp.figures(cells.copy())
+    figs = STUDY.figures(cells.copy())
     assert list(figs) == ["hri_predicted_auroc", "hri_predicted_auroc_judged"]
     for fig in figs.values():
         matplotlib.pyplot.close(fig)
@@ -203,9 +215,9 @@ def test_same_seed_same_cells_and_a_figure_per_scope(outcome, setup):
 def test_config_errors_come_before_any_model_runs(setup):
     data, models = setup
     with pytest.raises(ConfigError, match="collection='nope'"):
-        hp.run(study_cfg(models), data, hp.Params(collection="nope"))
+        run(study_cfg(models), data, hp.Params(collection="nope"))
     with pytest.raises(ConfigError, match="verdict_labels"):
-        hp.run(
+        run(
             study_cfg(models),
             data,
             hp.Params(collection="gold", verdict_labels={"green": "SUPPORTED"}),
@@ -213,12 +225,12 @@ def test_config_errors_come_before_any_model_runs(setup):
     with pytest.raises(ConfigError, match="clashes"):
         cfg = study_cfg(models, judges=("yellow",))
         cfg.judges["S1"] = cfg.judges.pop("yellow")
-        hp.run(cfg, data, hp.Params(collection="gold"))
+        run(cfg, data, hp.Params(collection="gold"))
 
 
 def test_s1_on_a_response_sample_gets_its_own_scope(setup):
     data, models = setup
-    result = hp.run(
+    result = run(
         study_cfg(models, judges=("yellow",)),
         data,
         hp.Params(collection="gold", s1_responses=8, judge_responses=4),
@@ -234,7 +246,7 @@ def test_s1_on_a_response_sample_gets_its_own_scope(setup):
     }
     s1_rows = set(cells.loc[cells["table"] == "hri_predicted_ranking_s1", "row"])
     assert len(s1_rows) == 2 and any("random weights" in r for r in s1_rows)
-    assert list(hp.figures(cells)) == [
+    assert list(STUDY.figures(cells)) == [
         "hri_predicted_auroc",
         "hri_predicted_auroc_s1",
         "hri_predicted_auroc_judged",

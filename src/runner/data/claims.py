@@ -258,6 +258,7 @@ def _finish(
         "flagged_positives": int((claims["label"] != "green").sum()),
         "categories": _count(claims.loc[claims["category"] != "", "category"]),
         "origin": "local",
+        "public_benchmark": False,  # a user's claim file; public loaders say True
         **info,
     }
     return LoadedData(
@@ -333,7 +334,7 @@ def load_wice(
         name,
         "runner.data.claims.load_wice",
         params,
-        {"split": split, "evidence": "full cited page"},
+        {"split": split, "evidence": "full cited page", "public_benchmark": True},
     )
 
 
@@ -405,6 +406,7 @@ def load_wice_oracle(
         "evidence": "oracle chunks (claim label = most supported chunk)",
         "chunks_per_claim": _count(chunks.values()),
         "chunks_relabelled": sum(r["chunk_label"] != r["label"] for r in rows),
+        "public_benchmark": True,
     }
     return _finish(rows, lines, file, name, "runner.data.claims.load_wice_oracle", params, info)
 
@@ -536,6 +538,7 @@ def load_factcheck_stance(
         "irrelevant": irrelevant,
         "excluded": {"irrelevant": excluded},
         "duplicate_pairs": sum(n - 1 for n in pairs.values()),
+        "public_benchmark": True,
     }
     return _finish(
         rows, lines, file, name, "runner.data.claims.load_factcheck_stance", params, info

@@ -160,6 +160,7 @@ def load_factbench(
     info: dict[str, Any] = {
         "rows": len(frame),
         "origin": "local",
+        "public_benchmark": True,
         "files_sha256": {f: sha256_file(f) for f in files},
         "collections": chosen,
         "responses_per_collection": _count(r.task for r in responses),

@@ -15,7 +15,8 @@ pieces between a verifier's verdicts and `runner.hri.scoring.score_response`:
 - `relabel`: the same responses with each claim's labels replaced by a predicted one
   (criticality, passages and outcome kept).
 - `select_responses`: a seeded sample of whole responses, stratified by outcome, for
-  verifiers too slow to run on every claim (a response's HRI needs all its claims).
+  verifiers too slow to run on every claim (a response's HRI needs all its claims);
+  `plan_responses` draws S1's sample and, from it, the judges' sample.
 
 The systems themselves (S1, S2, S3–S5, cross-judge combinations) are built by
 `runner.claims.systems.system_labels`.
@@ -24,7 +25,7 @@ The systems themselves (S1, S2, S3–S5, cross-judge combinations) are built by
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -32,6 +33,7 @@ from runner.data.claim_labels import LABELS, check_labels
 from runner.data.hri_records import LabelAssignment, Response
 from runner.errors import ConfigError
 from runner.hri.config import HRIConfig
+from runner.hri.scoring import HRIResult, score_response
 
 DEFAULT_VERDICT_LABELS: dict[str, str] = {
     "green": "SUPPORTED",
@@ -127,3 +129,94 @@ def select_responses(responses: Sequence[Response], limit: int | None, seed: int
         positions = np.flatnonzero(y == c)
         keep.extend(int(p) for p in rng.choice(positions, size=take[c], replace=False))
     return sorted(keep)
+
+
+@dataclass
+class ResponsePlan:
+    """Which responses (and so which claims) each kind of verifier labels.
+
+    A response's HRI needs every one of its claims, so verifiers are given whole responses:
+    S1 those in ``s1``, the judges those in ``judged`` (drawn from ``s1``, so every
+    combination of S1 and a judge has both members).
+
+    Attributes
+    ----------
+    s1, judged : list of int
+        Response indices, in data order.
+    owner : ndarray of int
+        The response index of every claim (claims in response order).
+    """
+
+    s1: list[int]
+    judged: list[int]
+    owner: np.ndarray
+
+    @property
+    def s1_claims(self) -> np.ndarray:
+        """Positions of the claims S1 labels."""
+        return np.flatnonzero(np.isin(self.owner, self.s1))
+
+    @property
+    def judged_claims(self) -> np.ndarray:
+        """Positions of the claims the judges judge."""
+        return np.flatnonzero(np.isin(self.owner, self.judged))
+
+
+def plan_responses(
+    responses: Sequence[Response],
+    s1_limit: int | None,
+    judge_limit: int | None,
+    seed: int,
+    has_s1: bool,
+) -> ResponsePlan:
+    """Seeded, outcome-stratified samples of responses for S1 and for the judges.
+
+    Without S1, the judges' sample is drawn from every response. The judges' sample uses
+    ``seed + 1`` so it is not the head of S1's.
+    """
+    s1 = select_responses(responses, s1_limit, seed) if has_s1 else list(range(len(responses)))
+    inner = select_responses([responses[i] for i in s1], judge_limit, seed + 1)
+    owner = np.concatenate([np.full(len(r.claims), i) for i, r in enumerate(responses)])
+    return ResponsePlan(s1=s1, judged=[s1[i] for i in inner], owner=owner)
+
+
+def score_systems(
+    responses: Sequence[Response],
+    references: Mapping[str, Sequence[Response]],
+    systems: Mapping[str, tuple[np.ndarray, np.ndarray]],
+    owner: np.ndarray,
+    mapping: Mapping[str, str],
+    config: HRIConfig,
+) -> dict[str, dict[int, HRIResult]]:
+    """Every response's HRI under each reference labelling and each system's labels.
+
+    Parameters
+    ----------
+    responses : sequence of Response
+        The responses of the study's collection.
+    references : mapping collection -> responses
+        Labellings of exactly these responses' claims (rows ``reference: <name> labels``).
+    systems : mapping row -> (claim positions, verdicts)
+        From `runner.claims.systems.system_labels`; a system scores only the responses
+        whose claims it labelled (all of them).
+    owner : ndarray of int
+        The response index of every claim.
+    mapping, config
+        Verdict -> HRI label (`verdict_labels`) and the HRI configuration.
+
+    Returns
+    -------
+    dict row -> {response index: score}
+        References first, then the systems, in the order given.
+    """
+    rows: dict[str, tuple[list[int], list[Response]]] = {
+        f"reference: {t} labels": (list(range(len(responses))), list(rs))
+        for t, rs in references.items()
+    }
+    for row, (positions, labels) in systems.items():
+        covered = sorted({int(owner[p]) for p in positions})
+        rows[row] = (covered, relabel([responses[i] for i in covered], labels, mapping))
+    return {
+        row: {i: score_response(r, config) for i, r in zip(cov, rs, strict=True)}
+        for row, (cov, rs) in rows.items()
+    }

@@ -28,7 +28,7 @@ agreement with the reference labels on the flagged view. ``hri_predicted_data``:
 responses, positives and claims per scope.
 
 S1 rows say which weights it ran with (`SpanDetector.weights_tag`): with ``weights:
-random`` its verdicts carry no information. Judges are what ``cfg.judges`` configures
+random`` its verdicts carry no information. Judges are what ``judges`` configures
 (the shipped config: SmolLM2-135M under two repair setups, one model family).
 """
 
@@ -39,23 +39,16 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import numpy as np
-import pandas as pd
-from hydra.utils import instantiate
-from omegaconf import DictConfig
 
-from runner.claims.judges.cache import AnswerCache
 from runner.claims.systems import system_labels
-from runner.data.base import LoadedData
-from runner.data.hri_records import Response
+from runner.claims.verifier_runs import answer_cache
 from runner.errors import ConfigError
 from runner.hri import calibration_tables as ct
 from runner.hri import predicted_labels as pl
 from runner.hri import predicted_tables as pt
 from runner.hri.aggregation import AGGREGATIONS
-from runner.hri.config import load_hri_config
-from runner.hri.scoring import score_response
-from runner.reporting.hri_figures import metric_grid_figure
 from runner.results import StudyResult
+from runner.studies.contract import Inputs, Study
 
 # OmegaConf reads the Params annotations at runtime and does not understand `X | None`.
 # ruff: noqa: UP045
@@ -114,157 +107,138 @@ class Params:
     keep_outputs: bool = True
 
 
-def run(cfg: DictConfig, data: LoadedData, params: Params) -> StudyResult:
-    """Label every claim with each system, score the HRI, rank against human outcomes."""
-    ct.check_aggregations(params.aggregations, params.baseline)
-    if data is None:
-        raise ConfigError("hri_predicted needs a dataset: set `override /dataset: factbench`")
-    if cfg.get("span_detector") is None and not cfg.get("judges"):
-        raise ConfigError("hri_predicted needs span_detector and/or judges configured")
-    if cfg.get("span_detector") is not None:
-        s1_name = cfg.span_detector.get("name", "S1")
-        if s1_name in (cfg.get("judges") or {}):
-            raise ConfigError(f"judge name {s1_name!r} clashes with the span detector's name")
-    config = load_hri_config(cfg.get("hri"))
-    mapping = pl.verdict_labels(params.verdict_labels, config)
-    boot = inputs.require("bootstrap")  # TODO(contract): converted by the study's owner
-    responses, references = pt.collection_responses(data, params.collection)
-    has_s1 = cfg.get("span_detector") is not None
-    s1_resp = (
-        pl.select_responses(responses, params.s1_responses, int(cfg.seed))
-        if has_s1
-        else list(range(len(responses)))
-    )
-    inner = pl.select_responses(
-        [responses[i] for i in s1_resp], params.judge_responses, int(cfg.seed) + 1
-    )
-    judged_resp = [s1_resp[i] for i in inner]
-    owner = np.concatenate([np.full(len(r.claims), i) for i, r in enumerate(responses)])
-    s1_pos = np.flatnonzero(np.isin(owner, s1_resp))
-    judged = np.flatnonzero(np.isin(owner, judged_resp))
-    claims = [c for r in responses for c in r.claims]
-    questions = [r.question for r in responses for _ in r.claims]
-    progress = bool(cfg.get("progress", False))
-    result = StudyResult(titles=dict(TITLES))
-    runtime: dict[str, Any] = {
-        "claims": len(claims),
-        "s1_claims": len(s1_pos) if has_s1 else 0,
-        "judged_claims": len(judged) if cfg.get("judges") else 0,
-    }
+class HriPredicted(Study):
+    """Seeds 001 + 004: the HRI from predicted claim labels against human response outcomes."""
 
-    s1 = None
-    if has_s1:
-        det = instantiate(cfg.span_detector, _convert_="all")
-        out = det.score(
-            [questions[i] for i in s1_pos],
-            [claims[i].text for i in s1_pos],
-            [list(claims[i].passages) for i in s1_pos],
-            progress,
-        )
-        s1 = (det.name, det.weights_tag(), s1_pos, det.labels(out.shares[det.threshold]))
-        runtime["span_detector"] = {**det.describe(), "seconds": round(out.seconds, 3)}
-        result.tags["s1_weights"] = det.weights_tag()
-    judge_labels: dict[str, np.ndarray] = {}
-    verdicts: dict[str, list[dict]] = {}
-    # The claim study's answer cache: answers keyed by model hash, prompt and decoding are
-    # shared with it (and with earlier runs of this study); memory only without a cache dir.
-    cache_dir = (cfg.get("paths") or {}).get("cache_dir")
-    cache = AnswerCache(f"{cache_dir}/judges" if cache_dir else None)
-    for name, node in (cfg.get("judges") or {}).items():
-        judge = instantiate(node, _convert_="all")
-        items = [(questions[i], claims[i].text, list(claims[i].passages)) for i in judged]
-        got = judge.judge_many(items, progress=progress, cache=cache)
-        judge_labels[name] = np.array([v.label for v in got], dtype=object)
-        verdicts[name] = [
-            {"claim": pt.claim_key(responses, owner, i), **pt.verdict_record(v)}
-            for i, v in zip(judged, got, strict=True)
-        ]
-        runtime.setdefault("judges", {})[name] = {
-            **judge.describe(),
-            "seconds": round(float(sum(v.seconds for v in got)), 3),
-            "abstained": int(sum(v.abstained for v in got)),
-        }
-    systems = system_labels(s1, judge_labels, judged)
-    log.info(
-        "hri_predicted: %d responses (%d judged), %d claims (%d judged), %d systems",
-        len(responses),
-        len(judged_resp),
-        len(claims),
-        len(judged),
-        len(systems),
-    )
+    name = "hri_predicted"
+    Params = Params
+    paper = "claims"
+    titles = TITLES
 
-    ref_name = f"reference: {params.collection} labels"
-    rows: dict[str, tuple[list[int], list[Response]]] = {
-        f"reference: {t} labels": (list(range(len(responses))), rs) for t, rs in references.items()
-    }
-    for row, (positions, labels) in systems.items():
-        covered = sorted({int(owner[p]) for p in positions})
-        rows[row] = (covered, pl.relabel([responses[i] for i in covered], labels, mapping))
-    scored = {
-        row: {i: score_response(r, config) for i, r in zip(cov, rs, strict=True)}
-        for row, (cov, rs) in rows.items()
-    }
-    y_all = np.array([r.outcome for r in responses], dtype=np.float64)
-    summary: dict[str, Any] = {"scopes": {}, "verdict_labels": mapping}
-    scopes = [("", list(range(len(responses))))]
-    if has_s1 and len(s1_resp) < len(responses):
-        scopes.append(("_s1", s1_resp))
-    if judge_labels and len(judged_resp) < len(scopes[-1][1]):
-        scopes.append(("_judged", judged_resp))
-    for si, (suffix, members) in enumerate(scopes):
-        summary["scopes"][suffix or "every response"] = pt.scope_tables(
-            result,
-            suffix,
-            members,
-            y_all,
-            scored,
-            responses,
-            ref_name,
-            params.aggregations,
-            boot,
-            [boot.seed, si],
+    def check(self, inputs: Inputs, params: Params) -> None:
+        """Aggregations, a verifier, no name clash and the verdict mapping, before any data."""
+        ct.check_aggregations(params.aggregations, params.baseline)
+        s1, judges = inputs.span_detector, inputs.judges
+        if s1 is None and not judges:
+            raise ConfigError("hri_predicted needs span_detector and/or judges configured")
+        if s1 is not None and s1.name in judges:
+            raise ConfigError(f"judge name {s1.name!r} clashes with the span detector's name")
+        pl.verdict_labels(params.verdict_labels, inputs.require("hri"))
+
+    def run(self, inputs: Inputs, params: Params) -> StudyResult:
+        """Label every claim with each system, score the HRI, rank against human outcomes."""
+        data, seed, progress = inputs.data, inputs.seed, inputs.progress
+        if data is None:
+            raise ConfigError("hri_predicted needs a dataset: set `override /dataset: factbench`")
+        config = inputs.require("hri")
+        mapping = pl.verdict_labels(params.verdict_labels, config)
+        boot = inputs.require("bootstrap")
+        responses, references = pt.collection_responses(data, params.collection)
+        det, judges = inputs.span_detector, inputs.judges
+        plan = pl.plan_responses(
+            responses, params.s1_responses, params.judge_responses, seed, det is not None
         )
-    pt.label_table(result, systems, responses, params.collection, references)
-    result.scores = pt.scores_frame(responses, scored, params.aggregations)
-    result.runtime["hri_predicted"] = runtime
-    summary.update(
-        {
-            "collection": params.collection,
-            "responses": len(responses),
+        s1_resp, judged_resp, owner = plan.s1, plan.judged, plan.owner
+        s1_pos, judged = plan.s1_claims, plan.judged_claims
+        claims = [c for r in responses for c in r.claims]
+        questions = [r.question for r in responses for _ in r.claims]
+        result = StudyResult(titles=dict(TITLES))
+        runtime: dict[str, Any] = {
             "claims": len(claims),
-            "s1_responses": [responses[i].response_id for i in s1_resp] if has_s1 else [],
-            "s1_claims": runtime["s1_claims"],
-            "judged_responses": [responses[i].response_id for i in judged_resp]
-            if judge_labels
-            else [],
-            "judged_claims": runtime["judged_claims"],
-            "bootstrap": {"n_resamples": boot.n_resamples, "level": boot.level, "seed": boot.seed},
-            "data": {"name": data.name, "fingerprint": data.fingerprint},
+            "s1_claims": len(s1_pos) if det is not None else 0,
+            "judged_claims": len(judged) if judges else 0,
         }
-    )
-    result.extra["hri_predicted_summary.json"] = summary
-    result.extra["hri_predicted_claims.json"] = pt.claims_json(responses, owner, systems)
-    if params.keep_outputs and verdicts:
-        result.extra["hri_predicted_verdicts.json"] = verdicts
-    result.tags.update(
-        {
-            "collection": params.collection,
-            "judges": ",".join(judge_labels),
-            "s1_claims": str(runtime["s1_claims"]),
-            "judged_claims": str(runtime["judged_claims"]),
-        }
-    )
-    return result
 
-
-def figures(cells: pd.DataFrame) -> dict[str, Any]:
-    """AUROC with intervals per (system x aggregation), one figure per scope, from cells."""
-    out = {}
-    for suffix, what in SCOPES:
-        table = f"hri_predicted_ranking{suffix}"
-        if (cells["table"] == table).any():
-            out[f"hri_predicted_auroc{suffix}"] = metric_grid_figure(
-                cells, table, "AUROC", f"HRI from predicted claim labels: AUROC, {what}"
+        s1 = None
+        if det is not None:
+            out = det.score(
+                [questions[i] for i in s1_pos],
+                [claims[i].text for i in s1_pos],
+                [list(claims[i].passages) for i in s1_pos],
+                progress,
             )
-    return out
+            s1 = (det.name, det.weights_tag(), s1_pos, det.labels(out.shares[det.threshold]))
+            runtime["span_detector"] = {**det.describe(), "seconds": round(out.seconds, 3)}
+            result.tags["s1_weights"] = det.weights_tag()
+        judge_labels: dict[str, np.ndarray] = {}
+        verdicts: dict[str, list[dict]] = {}
+        # The claim study's answer cache: answers keyed by model hash, prompt and decoding are
+        # shared with it (and with earlier runs of this study); memory only without a cache dir.
+        cache, _ = answer_cache(True, None, inputs.cache_dir)
+        for name, judge in judges.items():
+            items = [(questions[i], claims[i].text, list(claims[i].passages)) for i in judged]
+            got = judge.judge_many(items, progress=progress, cache=cache)
+            judge_labels[name] = np.array([v.label for v in got], dtype=object)
+            verdicts[name] = [
+                {"claim": pt.claim_key(responses, owner, i), **pt.verdict_record(v)}
+                for i, v in zip(judged, got, strict=True)
+            ]
+            runtime.setdefault("judges", {})[name] = {
+                **judge.describe(),
+                "seconds": round(float(sum(v.seconds for v in got)), 3),
+                "abstained": int(sum(v.abstained for v in got)),
+            }
+        systems = system_labels(s1, judge_labels, judged)
+        log.info(
+            "hri_predicted: %d responses (%d judged), %d claims (%d judged), %d systems",
+            *(len(responses), len(judged_resp), len(claims), len(judged), len(systems)),
+        )
+
+        ref_name = f"reference: {params.collection} labels"
+        scored = pl.score_systems(responses, references, systems, owner, mapping, config)
+        y_all = np.array([r.outcome for r in responses], dtype=np.float64)
+        summary: dict[str, Any] = {"scopes": {}, "verdict_labels": mapping}
+        scopes = [("", list(range(len(responses))))]
+        if det is not None and len(s1_resp) < len(responses):
+            scopes.append(("_s1", s1_resp))
+        if judge_labels and len(judged_resp) < len(scopes[-1][1]):
+            scopes.append(("_judged", judged_resp))
+        for si, (suffix, members) in enumerate(scopes):
+            summary["scopes"][suffix or "every response"] = pt.scope_tables(
+                result, suffix, members, y_all, scored, responses, ref_name,
+                params.aggregations, boot, [boot.seed, si],
+            )  # fmt: skip
+        pt.label_table(result, systems, responses, params.collection, references)
+        result.scores = pt.scores_frame(responses, scored, params.aggregations)
+        result.runtime["hri_predicted"] = runtime
+        summary.update(
+            {
+                "collection": params.collection,
+                "responses": len(responses),
+                "claims": len(claims),
+                "s1_responses": [responses[i].response_id for i in s1_resp if det is not None],
+                "s1_claims": runtime["s1_claims"],
+                "judged_responses": (
+                    [responses[i].response_id for i in judged_resp] if judge_labels else []
+                ),
+                "judged_claims": runtime["judged_claims"],
+                "bootstrap": dict(n_resamples=boot.n_resamples, level=boot.level, seed=boot.seed),
+                "data": {"name": data.name, "fingerprint": data.fingerprint},
+            }
+        )
+        result.extra["hri_predicted_summary.json"] = summary
+        result.extra["hri_predicted_claims.json"] = pt.claims_json(responses, owner, systems)
+        if params.keep_outputs and verdicts:
+            result.extra["hri_predicted_verdicts.json"] = verdicts
+        result.tags.update(
+            {
+                "collection": params.collection,
+                "judges": ",".join(judge_labels),
+                "s1_claims": str(runtime["s1_claims"]),
+                "judged_claims": str(runtime["judged_claims"]),
+            }
+        )
+        return result
+
+    def figures(self, cells):
+        """AUROC with intervals per (system x aggregation), one figure per scope, from cells."""
+        from runner.reporting.hri_figures import metric_grid_figure
+
+        out = {}
+        for suffix, what in SCOPES:
+            table = f"hri_predicted_ranking{suffix}"
+            if (cells["table"] == table).any():
+                out[f"hri_predicted_auroc{suffix}"] = metric_grid_figure(
+                    cells, table, "AUROC", f"HRI from predicted claim labels: AUROC, {what}"
+                )
+        return out
