@@ -10,6 +10,12 @@ export TRANSFORMERS_OFFLINE ?= 1
 export MLFLOW_DISABLE_TELEMETRY ?= true
 export MLFLOW_SERVER_ENABLE_JOB_EXECUTION ?= false
 UI_PORT ?= 5000
+# llama.cpp (the openai_compatible judge test's server) is built portable: AVX2, no
+# -march=native. A native build on a CPU that advertises AMX emits tile instructions that
+# fault where the kernel has not enabled AMX state (a VM), and a wheel built for one
+# machine's CPU may not run on another's. `setup` passes --no-cache-dir so a wheel pip
+# cached from an earlier native build is never reused.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
 STUDIES := rq1_cheap_signals rq2_grouped_cv rq3_operating_points rq4_verifier_cost \
            rq5_source_shift rq5_source_shift_row_cv hri_example hri_calibration \
@@ -23,7 +29,8 @@ setup:  ## create .venv and install the project with its pins
 	$(PIP) install --upgrade pip
 	$(PIP) install torch==2.13.0
 	$(PIP) install -e '.[dev]'
-	CMAKE_BUILD_PARALLEL_LEVEL=2 $(PIP) install -e '.[dev,server]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 \
+	  $(PIP) install --no-cache-dir -e '.[dev,server]'
 	$(PIP) install --no-deps -r requirements-nodeps.txt
 
 test:  ## the whole test suite (what .ci/run calls); "no tests collected" is a failure
