@@ -27,12 +27,8 @@ class Params:
     level: float = 0.95
 
 
-class Audit(Study):
+class Audit(Study, name="audit", params=Params, titles=TITLES):
     """Judge the accepted risk of audited accepted rows against the contract's target."""
-
-    name = "audit"
-    Params = Params
-    titles = TITLES
 
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
         """Estimate the accepted risk and judge it against the contract's target."""

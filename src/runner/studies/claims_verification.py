@@ -116,13 +116,10 @@ class Params:
             )
 
 
-class ClaimsVerification(Study):
+class ClaimsVerification(
+    Study, name="claims_verification", params=Params, titles=TITLES, paper="claims"
+):
     """Seed 004: S1, every judge and every combination on the same claims."""
-
-    name = "claims_verification"
-    Params = Params
-    paper = "claims"
-    titles = TITLES
 
     def check(self, inputs: Inputs, params: Params) -> None:
         """At least one verifier, and no judge named like the span detector."""

@@ -3,14 +3,16 @@
 Why a declared contract: the pipeline builds everything a study works with from the config
 (data, gates, verifiers, judges, splitters, bootstrap settings, the HRI configuration) and
 hands it over as one typed `Inputs`; the study reads as the paper's recipe and never sees
-Hydra, OmegaConf or a file path it must open itself. A study is one class:
+Hydra, OmegaConf or a file path it must open itself. A study is one class, declared with
+what the registry needs to know about it:
 
-    class Rq1CheapSignals(Study):
-        name = "rq1_cheap_signals"      # `study.name` in conf/experiment/<name>.yaml
-        Params = Rq1Params              # dataclass: typed `study.params`
-        paper = "ragscope"              # experiments/<paper>/ holds the published values
-        titles = {"table3": "..."}      # table id -> title
-
+    class CheapSignals(
+        Study,
+        name="rq1_cheap_signals",   # `study.name` in conf/experiment/<name>.yaml
+        params=Params,              # dataclass: typed `study.params`
+        paper="ragscope",           # experiments/<paper>/ holds the published values
+        titles=TITLES,              # table id -> title
+    ):
         def run(self, inputs, params): ...      # -> StudyResult
 
 and optionally `check` (settings that can fail before any data is read), `figures` (drawn
@@ -98,7 +100,7 @@ class Inputs:
 
 
 class Study(ABC):
-    """Base class of every study; defining a subclass with a `name` registers it."""
+    """Base class of every study; defining a subclass registers it under its `name`."""
 
     name: ClassVar[str]
     Params: ClassVar[type]
@@ -108,10 +110,22 @@ class Study(ABC):
 
     registry: ClassVar[dict[str, type[Study]]] = {}
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(
+        cls,
+        *,
+        name: str,
+        params: type,
+        titles: dict[str, str],
+        paper: str | None = None,
+        paper_datasets: tuple[str, ...] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init_subclass__(**kwargs)
-        if "name" in cls.__dict__:
-            Study.registry[cls.name] = cls
+        cls.name, cls.Params, cls.titles = name, params, titles
+        cls.paper, cls.paper_datasets = paper, paper_datasets
+        if name in Study.registry:
+            raise TypeError(f"two studies named {name!r}: {Study.registry[name]} and {cls}")
+        Study.registry[name] = cls
 
     def check(self, inputs: Inputs, params: Any) -> None:  # noqa: B027 (optional hook)
         """Settings that can fail before any data is read (`inputs.data` is None here)."""

@@ -63,12 +63,8 @@ def _realised(y: np.ndarray, risk: np.ndarray, thresholds: Thresholds) -> dict:
     }
 
 
-class FitGate(Study):
+class FitGate(Study, name="fit_gate", params=Params, titles=TITLES):
     """Fit the routing gate, set its thresholds out of fold, hand it to the registry."""
-
-    name = "fit_gate"
-    Params = Params
-    titles = TITLES
 
     def check(self, inputs: Inputs, params: Params) -> None:
         """The contract's settings, the gate and tracking, before any data is read."""

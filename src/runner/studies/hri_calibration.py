@@ -132,12 +132,8 @@ def check_params(p: Params) -> ct.Targets:
     return targets
 
 
-class HriCalibration(Study):
+class HriCalibration(Study, name="hri_calibration", params=Params, titles=TITLES):
     """Calibrate the HRI against labelled outcomes; compare aggregations per collection."""
-
-    name = "hri_calibration"
-    Params = Params
-    titles = TITLES
 
     def check(self, inputs: Inputs, params: Params) -> None:
         """Aggregations, costs and cut-off targets, the `hri` group and bootstrap settings."""

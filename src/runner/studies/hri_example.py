@@ -60,13 +60,8 @@ class Params:
     explanation_top: int = 5
 
 
-class HriExample(Study):
+class HriExample(Study, name="hri_example", params=Params, titles=TITLES, paper=PAPER):
     """The seed's worked example of the HRI (seed 001, Table V), from the claims file."""
-
-    name = "hri_example"
-    Params = Params
-    paper = PAPER
-    titles = TITLES
 
     def check(self, inputs: Inputs, params: Params) -> None:
         """The `hri` group is configured (its constants were validated when it was built)."""

@@ -107,13 +107,8 @@ class Params:
     keep_outputs: bool = True
 
 
-class HriPredicted(Study):
+class HriPredicted(Study, name="hri_predicted", params=Params, titles=TITLES, paper="claims"):
     """Seeds 001 + 004: the HRI from predicted claim labels against human response outcomes."""
-
-    name = "hri_predicted"
-    Params = Params
-    paper = "claims"
-    titles = TITLES
 
     def check(self, inputs: Inputs, params: Params) -> None:
         """Aggregations, a verifier, no name clash and the verdict mapping, before any data."""

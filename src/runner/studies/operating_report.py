@@ -45,12 +45,8 @@ class Params:
     timing_repeats: int = 3
 
 
-class OperatingReport(Study):
+class OperatingReport(Study, name="operating_report", params=Params, titles=TITLES):
     """Operating points of every configured gate on a team's own labelled file."""
-
-    name = "operating_report"
-    Params = Params
-    titles = TITLES
 
     def check(self, inputs: Inputs, params: Params) -> None:
         """Budgets are fractions; at least one gate is configured."""

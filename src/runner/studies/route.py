@@ -40,12 +40,8 @@ class Params:
     verifier_timing_rows: int = 32
 
 
-class Route(Study):
+class Route(Study, name="route", params=Params, titles=TITLES):
     """Route traffic through a registered gate: accept, verify or review each answer."""
-
-    name = "route"
-    Params = Params
-    titles = TITLES
 
     def check(self, inputs: Inputs, params: Params) -> None:
         """A model URI, a valid policy, and the verifier configured when one is named."""

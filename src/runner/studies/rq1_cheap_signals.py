@@ -32,13 +32,8 @@ class Params:
     timing_repeats: int = 5  # timed passes (median reported) after one warm-up
 
 
-class CheapSignals(Study):
+class CheapSignals(Study, name="rq1_cheap_signals", params=Params, titles=TITLES, paper="ragscope"):
     """RQ1: every configured zero-shot gate on every example (Table III, Figure 2)."""
-
-    name = "rq1_cheap_signals"
-    Params = Params
-    paper = "ragscope"
-    titles = TITLES
 
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
         """Score every zero-shot gate and build Table III's cells."""

@@ -56,13 +56,8 @@ def _check(params: Params, gates: dict) -> None:
         )
 
 
-class GroupedCV(Study):
+class GroupedCV(Study, name="rq2_grouped_cv", params=Params, titles=TITLES, paper="ragscope"):
     """RQ2: learned and zero-shot gates out of fold under grouped CV (Tables III–V)."""
-
-    name = "rq2_grouped_cv"
-    Params = Params
-    paper = "ragscope"
-    titles = TITLES
 
     def check(self, inputs: Inputs, params: Params) -> None:
         """Every gate a table names is configured."""

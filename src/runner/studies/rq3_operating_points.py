@@ -63,13 +63,10 @@ def _pct(x: float) -> str:
     return f"{100 * x:g}"
 
 
-class OperatingPoints(Study):
+class OperatingPoints(
+    Study, name="rq3_operating_points", params=Params, titles=TITLES, paper="ragscope"
+):
     """RQ3: fixed review / acceptance operating points out of fold (Table VI, Figure 4)."""
-
-    name = "rq3_operating_points"
-    Params = Params
-    paper = "ragscope"
-    titles = TITLES
 
     def check(self, inputs: Inputs, params: Params) -> None:
         """Budgets are fractions and every table gate is configured."""

@@ -102,13 +102,8 @@ def row_label(name: str, verifier: Any) -> str:
     return f"{name} [{', '.join(tags)}]"
 
 
-class VerifierCost(Study):
+class VerifierCost(Study, name="rq4_verifier_cost", params=Params, titles=TITLES, paper=PAPER):
     """RQ4: cheap gates against local verifiers, accuracy and CPU cost (Table VII, Figure 5)."""
-
-    name = "rq4_verifier_cost"
-    Params = Params
-    paper = PAPER
-    titles = TITLES
 
     def check(self, inputs: Inputs, params: Params) -> None:
         """Every row the table names is a configured gate or verifier; sizes are positive."""

@@ -68,14 +68,15 @@ class Params:
     in_domain_group_col: str | None = None
 
 
-class SourceShift(Study):
+class SourceShift(
+    Study,
+    name="rq5_source_shift",
+    params=Params,
+    titles=TITLES,
+    paper="ragscope",
+    paper_datasets=("halubench",),  # Table VIII is HaluBench; other data sets have no row
+):
     """RQ5: in-domain CV, leave-one-source-out and target-only adaptation (Table VIII)."""
-
-    name = "rq5_source_shift"
-    Params = Params
-    paper = "ragscope"
-    paper_datasets = ("halubench",)  # Table VIII is HaluBench; other data sets have no row
-    titles = TITLES
 
     def check(self, inputs: Inputs, params: Params) -> None:
         """Both gates are configured; both source-shift splitters are, on `source`."""
