@@ -123,8 +123,9 @@ class Study(ABC):
         super().__init_subclass__(**kwargs)
         cls.name, cls.Params, cls.titles = name, params, titles
         cls.paper, cls.paper_datasets = paper, paper_datasets
-        if name in Study.registry:
-            raise TypeError(f"two studies named {name!r}: {Study.registry[name]} and {cls}")
+        known = Study.registry.get(name)
+        if known is not None and _path(known) != _path(cls):  # a reloaded module is no clash
+            raise TypeError(f"two studies named {name!r}: {_path(known)} and {_path(cls)}")
         Study.registry[name] = cls
 
     def check(self, inputs: Inputs, params: Any) -> None:  # noqa: B027 (optional hook)
@@ -141,6 +142,10 @@ class Study(ABC):
     def documents(self, result: StudyResult, out_dir: Path) -> dict[str, str]:
         """Documents written after the figures exist (file name -> text)."""
         return {}
+
+
+def _path(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def load_study(name: str) -> Study:
