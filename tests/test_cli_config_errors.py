@@ -2,7 +2,8 @@
 
 Each case runs the real CLI (`python -m runner ...`) in a fresh process whose data loader
 is replaced by one that exits with status 99, so a check that happens only after the data
-load shows up as exit 99, not as a slow success of the check.
+load shows up as exit 99, not as a slow success of the check. Mistakes only the data can
+reveal (a splitter meeting too few groups) run with the real loader and end the same way.
 """
 
 from __future__ import annotations
@@ -31,12 +32,25 @@ runpy.run_module("runner", run_name="__main__", alter_sys=True)
 """
 
 
-def cli(*overrides: str, env: dict[str, str], patch: bool = True) -> subprocess.CompletedProcess:
+def cli(
+    *overrides: str,
+    env: dict[str, str],
+    patch: bool = True,
+    experiment: str = "rq1_cheap_signals",
+) -> subprocess.CompletedProcess:
+    """The real CLI; with `patch`, its data loader exits 99 instead of reading data."""
     head = [sys.executable, "-c", NO_DATA] if patch else [sys.executable, "-m", "runner"]
     return run(
-        [*head, "experiment=rq1_cheap_signals", "tracking=off", "progress=false", *overrides],
+        [*head, f"experiment={experiment}", "tracking=off", "progress=false", *overrides],
         env=env,
     )
+
+
+def one_error_line(done: subprocess.CompletedProcess) -> str:
+    assert done.returncode == 2, done.stderr[-2000:]
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("error: ")
+    return line
 
 
 @pytest.fixture
@@ -67,9 +81,7 @@ def env(tmp_path):
 def test_a_config_mistake_is_one_error_line_and_exit_2_before_any_data(env, overrides, message):
     done = cli(*overrides, env=env)
     assert "the data was loaded" not in done.stderr
-    assert done.returncode == 2, done.stderr[-2000:]
-    (line,) = done.stderr.strip().splitlines()
-    assert line.startswith("error: ") and message in line
+    assert message in one_error_line(done)
 
 
 def test_more_folds_than_the_data_allows_is_one_error_line_naming_the_fix(env, data_dir):
@@ -77,7 +89,25 @@ def test_more_folds_than_the_data_allows_is_one_error_line_naming_the_fix(env, d
     env = {**env, "RUNNER_DATA_DIR": str(data_dir)}
     done = cli("split.n_splits=100000", "dataset.limit=60", "study.params.time_gates=false",
                env=env, patch=False)  # fmt: skip
-    assert done.returncode == 2, done.stderr[-2000:]
-    (line,) = done.stderr.strip().splitlines()
-    assert line.startswith("error: ") and "fewer than n_splits=100000" in line
-    assert "set split.n_splits ≤" in line
+    line = one_error_line(done)
+    assert "fewer than n_splits=100000" in line and "set split.n_splits ≤" in line
+
+
+# --------------------------------------------------------------------------- splitters
+# Splitters check what they can without data when they are built (before any load) and the
+# rest when they meet the data; either way the error is a `RunnerError`: one line, exit 2.
+
+
+def test_a_named_splitter_setting_is_refused_before_any_data_naming_its_key(env):
+    done = cli("splits.target.ks=[1,50]", env=env, experiment="rq5_source_shift")
+    assert "the data was loaded" not in done.stderr
+    assert "splits.target.ks must be a list of integers ≥ 2" in one_error_line(done)
+
+
+def test_a_row_level_split_on_grouped_data_is_one_line_naming_the_grouped_split(env, data_dir):
+    # Only the data shows the leak (a context group on both sides of a fold).
+    env = {**env, "RUNNER_DATA_DIR": str(data_dir)}
+    done = cli("split=kfold", "dataset.limit=60", "study.params.time_gates=false",
+               env=env, patch=False, experiment="rq2_grouped_cv")  # fmt: skip
+    line = one_error_line(done)
+    assert "on both train and test sides" in line and "split=grouped_kfold" in line

@@ -17,7 +17,7 @@ from sklearn.metrics import average_precision_score, cohen_kappa_score, roc_auc_
 
 from runner.data.hri_claims import load_hri_claims
 from runner.errors import ConfigError, DataError
-from runner.evaluation import calibration as cal
+from runner.evaluation import operating as op
 from runner.evaluation.config import BootstrapConf
 from runner.hri.aggregation import AGGREGATIONS
 from runner.hri.config import load_hri_config
@@ -165,7 +165,7 @@ def test_suggested_review_cutoff_is_the_cost_optimal_threshold(synthetic):
     got, scores = cell_map(cells), result.scores
     y = scores["label"].to_numpy().astype(float)
     for agg in AGGREGATIONS:
-        t, _ = cal.cost_optimal_threshold(y, scores[agg].to_numpy(), np.ones((1, 40)), 5.0, 1.0)
+        t, _ = op.cost_optimal_threshold(y, scores[agg].to_numpy(), np.ones((1, 40)), 5.0, 1.0)
         cell = got["hri_suggested_cutoffs", f"pilot/{agg}", "review"]
         if math.isinf(t[0]):
             assert cell.value is None or math.isnan(cell.value)

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from sklearn.metrics import precision_recall_curve, roc_curve
 
 from runner.evaluation._checks import check_labels, checked_block_masses, describe_rows
 
@@ -145,3 +146,20 @@ def _unweighted(batched: Callable[..., np.ndarray], y: object, s: object) -> flo
     """A batched metric on the sample itself: one resample, every weight 1."""
     y_arr = check_labels(y)
     return float(batched(y_arr, s, np.ones((1, y_arr.shape[0])))[0])
+
+
+def ranking_metrics(y: np.ndarray, s: np.ndarray, weights: np.ndarray) -> dict[str, np.ndarray]:
+    """AUROC and AP per resample (weights (B, n)); see `runner.evaluation.metrics`."""
+    return {"AUROC": auroc_batched(y, s, weights), "AP": average_precision_batched(y, s, weights)}
+
+
+def roc_points(y: object, s: object) -> tuple[np.ndarray, np.ndarray]:
+    """ROC curve (fpr, tpr), from (0, 0), collinear points dropped (scikit-learn)."""
+    fpr, tpr, _ = roc_curve(np.asarray(y), np.asarray(s), drop_intermediate=True)
+    return fpr, tpr
+
+
+def pr_points(y: object, s: object) -> tuple[np.ndarray, np.ndarray]:
+    """Precision-recall curve (recall, precision) in increasing recall (scikit-learn)."""
+    precision, recall, _ = precision_recall_curve(np.asarray(y), np.asarray(s))
+    return recall[::-1], precision[::-1]

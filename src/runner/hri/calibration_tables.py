@@ -3,7 +3,8 @@
 Why a module of its own: two studies calibrate an HRI against known outcomes — with the
 claim labels a data set ships (`runner.studies.hri_calibration`) and with labels predicted
 by claim verifiers (`runner.studies.hri_predicted`) — and both must compute every cell the
-same way. The metric machinery is `runner.evaluation.calibration`; this module turns it into
+same way. The machinery is `runner.evaluation.operating` (threshold rules) and
+`runner.evaluation.metrics`; this module turns it into
 `StudyResult` cells: AUROC / AP with bootstrap intervals and paired deltas, outcome rates
 per provisional band (Wilson intervals), provisional and cost-optimal operating points
 (with an out-of-bag cost), data-suggested band cut-offs, a cost-ratio sweep and the curve
@@ -20,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from runner.errors import ConfigError
-from runner.evaluation import calibration as cal
+from runner.evaluation import metrics
+from runner.evaluation import operating as op
 from runner.evaluation.intervals import percentile_interval, wilson_interval
 from runner.hri.config import HRIConfig
 from runner.hri.scoring import band_for
@@ -128,8 +130,8 @@ def ranking_cells(
     samples: dict[tuple[str, str], np.ndarray] = {}
     points: dict[tuple[str, str], float] = {}
     for a in names:
-        boot_m = cal.ranking_metrics(y, scores[a], weights)
-        at = cal.ranking_metrics(y, scores[a], ones)
+        boot_m = metrics.ranking_metrics(y, scores[a], weights)
+        at = metrics.ranking_metrics(y, scores[a], ones)
         for metric in METRICS:
             samples[a, metric] = boot_m[metric]
             points[a, metric] = float(at[metric][0])
@@ -208,7 +210,7 @@ def _add_point(
     table: str,
     row: str,
     rule: str,
-    op: dict[str, np.ndarray],
+    resampled: dict[str, np.ndarray],
     at: dict[str, np.ndarray],
     level: float,
 ) -> None:
@@ -217,7 +219,7 @@ def _add_point(
         if math.isnan(value):
             result.add(table, row, f"{rule}/{stat}", None)
             continue
-        values = op[stat]
+        values = resampled[stat]
         ci = None if np.isnan(values).any() else percentile_interval(values, level)
         result.add(table, row, f"{rule}/{stat}", value, ci=ci)
 
@@ -246,11 +248,11 @@ def operating_points(
             table,
             row,
             rule,
-            cal.operating_point(y, flagged, weights, cm, cr),
-            cal.operating_point(y, flagged, ones, cm, cr),
+            op.operating_point(y, flagged, weights, cm, cr),
+            op.operating_point(y, flagged, ones, cm, cr),
             level,
         )
-    t_point, _ = cal.cost_optimal_threshold(y, s, ones, cm, cr)
+    t_point, _ = op.cost_optimal_threshold(y, s, ones, cm, cr)
     t = float(t_point[0])
     flagged = s >= t
     result.add(table, row, "cost_optimal/cutoff", scaled(t, config.scale))
@@ -259,12 +261,12 @@ def operating_points(
         table,
         row,
         "cost_optimal",
-        cal.operating_point(y, flagged, weights, cm, cr),
-        cal.operating_point(y, flagged, ones, cm, cr),
+        op.operating_point(y, flagged, weights, cm, cr),
+        op.operating_point(y, flagged, ones, cm, cr),
         level,
     )
     # Out-of-bag: choose the threshold on each resample, pay its cost on the left-out rows.
-    t_boot, _ = cal.cost_optimal_threshold(y, s, weights, cm, cr)
+    t_boot, _ = op.cost_optimal_threshold(y, s, weights, cm, cr)
     oob = weights == 0
     flag = s[None, :] >= t_boot[:, None]
     miss = (y[None, :] == 1) & ~flag
@@ -293,11 +295,11 @@ def suggested_cutoffs(
     """Caution / review / block cut-offs the data suggests, with bootstrap CIs and bands."""
     ones = np.ones((1, y.shape[0]))
     rules = {
-        "caution": lambda w: cal.recall_threshold(y, s, w, targets.caution_recall),
-        "review": lambda w: cal.cost_optimal_threshold(
+        "caution": lambda w: op.recall_threshold(y, s, w, targets.caution_recall),
+        "review": lambda w: op.cost_optimal_threshold(
             y, s, w, targets.cost_missed, targets.cost_review
         )[0],
-        "block": lambda w: cal.precision_threshold(y, s, w, targets.block_precision),
+        "block": lambda w: op.precision_threshold(y, s, w, targets.block_precision),
     }
     out: dict[str, float | None] = {}
     for name, fn in rules.items():
@@ -333,7 +335,7 @@ def cost_sweep(
     """The cost-optimal cut-off (0–scale) for each missed : review cost ratio."""
     ones = np.ones((1, y.shape[0]))
     for ratio in targets.cost_ratios:
-        t, _ = cal.cost_optimal_threshold(
+        t, _ = op.cost_optimal_threshold(
             y, s, ones, ratio * targets.cost_review, targets.cost_review
         )
         result.add(table, row, f"missed={ratio:g}x", scaled(float(t[0]), config.scale))
@@ -348,11 +350,11 @@ def curve_cells(
     pr_table: str = "hri_pr_curve",
 ) -> None:
     """Every ROC and precision-recall point (``fpr@0000``, ``tpr@0000``, ...), for figures."""
-    fpr, tpr = cal.roc_points(y, s)
+    fpr, tpr = metrics.roc_points(y, s)
     for i, (fx, ty) in enumerate(zip(fpr, tpr, strict=True)):
         result.add(roc_table, row, f"fpr@{i:04d}", fx)
         result.add(roc_table, row, f"tpr@{i:04d}", ty)
-    rec, prec = cal.pr_points(y, s)
+    rec, prec = metrics.pr_points(y, s)
     for i, (rx, py) in enumerate(zip(rec, prec, strict=True)):
         result.add(pr_table, row, f"recall@{i:04d}", rx)
         result.add(pr_table, row, f"precision@{i:04d}", py)

@@ -17,7 +17,7 @@ from runner.data.base import LoadedData
 from runner.data.hri_claims import responses_from_frame
 from runner.data.hri_records import Response
 from runner.errors import ConfigError, DataError
-from runner.evaluation import calibration as cal
+from runner.evaluation import metrics
 from runner.evaluation.bootstrap import resample_weights
 from runner.evaluation.config import BootstrapConf
 from runner.evaluation.intervals import percentile_interval
@@ -96,7 +96,7 @@ def scope_tables(
             samples_out=samples[row],
         )
         for a, s in scores.items():
-            at = cal.ranking_metrics(y, s, ones)
+            at = metrics.ranking_metrics(y, s, ones)
             for metric in ct.METRICS:
                 points[row, a, metric] = float(at[metric][0])
     for row in samples:

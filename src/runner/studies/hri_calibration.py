@@ -36,8 +36,8 @@ several sources, each with both classes; band tables per ``<collection>/<aggrega
   evidence-stance labels), kappa, alpha, agreement (`runner.hri.label_agreement`).
 
 Bootstrap: ``bootstrap.n_resamples`` / ``level`` / ``seed`` (the seed follows ``${seed}``),
-rules in `runner.evaluation.calibration`. Thresholds are chosen in-sample (there is no
-held-out split); read them as what the data suggests, not as validated cut-offs.
+threshold rules in `runner.evaluation.operating`. Thresholds are chosen in-sample (there is
+no held-out split); read them as what the data suggests, not as validated cut-offs.
 """
 
 from __future__ import annotations

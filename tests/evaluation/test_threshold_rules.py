@@ -1,4 +1,5 @@
-"""Calibration tools: stratified bootstrap, cost-optimal and target thresholds, curves."""
+"""Threshold rules and curves for calibrated risk scores (`runner.evaluation.operating`,
+`runner.evaluation.metrics`), on resamples from `resample_weights`."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from runner.evaluation import calibration as cal
+from runner.evaluation import metrics
+from runner.evaluation import operating as op
 from runner.evaluation.bootstrap import resample_weights
 from runner.evaluation.intervals import percentile_interval
 
@@ -43,7 +45,7 @@ def test_bootstrap_rejects_a_one_class_stratum():
 def test_cost_optimal_threshold_by_hand():
     # Costs per response with cost_missed 5, cost_review 1:
     # nothing 2.5; >= 0.9: 1.25; >= 0.8: 0; >= 0.7: 0.25; >= 0.1: 0.5.
-    t, c = cal.cost_optimal_threshold(Y, S, ONES, 5.0, 1.0)
+    t, c = op.cost_optimal_threshold(Y, S, ONES, 5.0, 1.0)
     assert t[0] == 0.8 and c[0] == 0.0
 
 
@@ -51,21 +53,21 @@ def test_cost_ties_choose_the_highest_threshold():
     y = np.array([1, 0, 1, 0], dtype=float)
     s = np.array([0.9, 0.8, 0.7, 0.1])
     # cost_missed = cost_review = 1: nothing 0.5, >=0.9 0.25, >=0.8 0.5, >=0.7 0.25, >=0.1 0.5
-    t, c = cal.cost_optimal_threshold(y, s, np.ones((1, 4)), 1.0, 1.0)
+    t, c = op.cost_optimal_threshold(y, s, np.ones((1, 4)), 1.0, 1.0)
     assert t[0] == 0.9 and c[0] == pytest.approx(0.25)
 
 
 def test_flagging_nothing_can_be_optimal():
     y = np.array([1, 0, 0, 0, 0], dtype=float)
     s = np.array([0.1, 0.5, 0.6, 0.7, 0.8])
-    t, c = cal.cost_optimal_threshold(y, s, np.ones((1, 5)), 1.0, 1.0)
+    t, c = op.cost_optimal_threshold(y, s, np.ones((1, 5)), 1.0, 1.0)
     assert math.isinf(t[0]) and c[0] == pytest.approx(0.2)
 
 
 def test_cost_with_resample_weights_equals_cost_on_the_duplicated_sample():
     w = np.array([[2.0, 0.0, 1.0, 1.0]])
-    t, c = cal.cost_optimal_threshold(Y, S, w, 5.0, 1.0)
-    t2, c2 = cal.cost_optimal_threshold(
+    t, c = op.cost_optimal_threshold(Y, S, w, 5.0, 1.0)
+    t2, c2 = op.cost_optimal_threshold(
         np.array([1, 1, 0, 0.0]), np.array([0.9, 0.9, 0.7, 0.1]), ONES, 5.0, 1.0
     )
     assert t[0] == t2[0] == 0.9 and c[0] == c2[0]
@@ -74,28 +76,28 @@ def test_cost_with_resample_weights_equals_cost_on_the_duplicated_sample():
 def test_recall_and_precision_targets():
     y = np.array([1, 0, 1, 1, 0, 1], dtype=float)
     s = np.array([0.9, 0.8, 0.7, 0.6, 0.5, 0.4])
-    assert cal.recall_threshold(y, s, np.ones((1, 6)), 0.5)[0] == 0.7  # 2 of 4
-    assert cal.recall_threshold(y, s, np.ones((1, 6)), 1.0)[0] == 0.4
+    assert op.recall_threshold(y, s, np.ones((1, 6)), 0.5)[0] == 0.7  # 2 of 4
+    assert op.recall_threshold(y, s, np.ones((1, 6)), 1.0)[0] == 0.4
     # precision at >= 0.9: 1; >= 0.6: 3/4; >= 0.4: 4/6. Lowest threshold with >= 0.75: 0.6.
-    assert cal.precision_threshold(y, s, np.ones((1, 6)), 0.75)[0] == 0.6
-    assert cal.precision_threshold(y, s, np.ones((1, 6)), 1.0)[0] == 0.9
+    assert op.precision_threshold(y, s, np.ones((1, 6)), 0.75)[0] == 0.6
+    assert op.precision_threshold(y, s, np.ones((1, 6)), 1.0)[0] == 0.9
     y0 = np.array([0, 1, 0, 1], dtype=float)
-    assert math.isinf(cal.precision_threshold(y0, S, ONES, 0.9)[0])
+    assert math.isinf(op.precision_threshold(y0, S, ONES, 0.9)[0])
 
 
 def test_operating_point_by_hand():
     flagged = np.array([True, False, True, False])
-    op = cal.operating_point(Y, flagged, ONES, 5.0, 1.0)
-    assert op["precision"][0] == 0.5 and op["recall"][0] == 0.5
-    assert op["flagged"][0] == 0.5 and op["cost"][0] == pytest.approx((5 + 1) / 4)
-    none = cal.operating_point(Y, np.zeros(4, dtype=bool), ONES, 5.0, 1.0)
+    point = op.operating_point(Y, flagged, ONES, 5.0, 1.0)
+    assert point["precision"][0] == 0.5 and point["recall"][0] == 0.5
+    assert point["flagged"][0] == 0.5 and point["cost"][0] == pytest.approx((5 + 1) / 4)
+    none = op.operating_point(Y, np.zeros(4, dtype=bool), ONES, 5.0, 1.0)
     assert math.isnan(none["precision"][0]) and none["recall"][0] == 0.0
 
 
 def test_curves_span_the_unit_square():
-    fpr, tpr = cal.roc_points(Y, S)
+    fpr, tpr = metrics.roc_points(Y, S)
     assert (fpr[0], tpr[0]) == (0.0, 0.0) and (fpr[-1], tpr[-1]) == (1.0, 1.0)
-    recall, precision = cal.pr_points(Y, S)
+    recall, precision = metrics.pr_points(Y, S)
     assert recall[0] == 0.0 and recall[-1] == 1.0
     assert precision[0] == 1.0  # scikit-learn's (recall 0, precision 1) end point
     assert precision[-1] == 0.5  # flag everything: the base rate
@@ -107,6 +109,6 @@ def test_percentile_interval_and_bad_input():
     with pytest.raises(ValueError, match="finite"):
         percentile_interval(np.array([1.0, np.inf]), 0.9)
     with pytest.raises(ValueError, match="costs must be > 0"):
-        cal.cost_optimal_threshold(Y, S, ONES, 0.0, 1.0)
+        op.cost_optimal_threshold(Y, S, ONES, 0.0, 1.0)
     with pytest.raises(ValueError, match="0/1"):
-        cal.recall_threshold(np.array([2.0, 0, 1, 0]), S, ONES, 0.5)
+        op.recall_threshold(np.array([2.0, 0, 1, 0]), S, ONES, 0.5)
