@@ -30,8 +30,7 @@ from runner.settings import settings_class
 class OpenAICompatibleJudge(LLMJudge):
     """LLM judge that asks an OpenAI-compatible chat-completions endpoint.
 
-    Its own parameters are below; the shared ones (name, family, prompt, max_new_tokens,
-    repair, ...) are `LLMJudge`'s. All are dataclass fields, the only place they are declared.
+    Besides `LLMJudge`'s fields (name, family, prompt, ...), the endpoint's:
 
     Parameters
     ----------

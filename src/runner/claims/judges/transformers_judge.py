@@ -86,8 +86,7 @@ def resolve_model_path(model: str, gguf_file: str | None) -> tuple[Path, str | N
 class TransformersJudge(LLMJudge):
     """LLM judge on a local causal LM (loaded on first use).
 
-    Its own parameters are below; the shared ones (name, family, prompt, max_new_tokens,
-    repair, ...) are `LLMJudge`'s. All are dataclass fields, the only place they are declared.
+    Besides `LLMJudge`'s fields (name, family, prompt, ...), the model's and the decoding's:
 
     Parameters
     ----------
