@@ -17,18 +17,18 @@ within 1e-5.
 
 from __future__ import annotations
 
-import inspect
 import logging
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields, is_dataclass
+from collections.abc import Sequence
+from dataclasses import field, fields
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar, get_type_hints
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, clone
 
 from runner.errors import ConfigError, DataError
+from runner.settings import settings_class
 from runner.verifiers.encoding import Encoded, TruncationStats, length_sorted_batches, pad
 from runner.verifiers.evidence import check_policy, select_evidence
 from runner.verifiers.loading import (
@@ -50,8 +50,6 @@ FRAME_COLUMNS = ("example_id", "question", "context", "answer")
 
 INFERENCE = "inference"
 """Field metadata key: the setting is an inference setting (see `inference`)."""
-
-V = TypeVar("V")
 
 PRECISION_NAMES = {
     ("float32", None): "fp32",
@@ -103,34 +101,19 @@ def inference(default: Any) -> Any:
     return field(default=default, metadata={INFERENCE: True})
 
 
-def verifier_class(**defaults: Any) -> Callable[[type[V]], type[V]]:
-    """Make a verifier class a dataclass whose fields are its parameters.
+verifier_class = settings_class
+"""Make a verifier class a dataclass whose fields are its parameters (`settings_class`).
 
-    Why: a verifier's parameters are declared once, as fields. The generated ``__init__``
-    takes them as explicit keywords (what scikit-learn's `get_params` / `clone` read), the
-    structured-config schema is derived from them (`runner.verifiers.config.schema`), and a
-    subclass declares only its own settings. `defaults` overrides the default of an
-    inherited setting (its type and whether `derive` may change it stay the base's)::
+Why: a verifier's parameters are declared once, as fields. The generated ``__init__``
+takes them as explicit keywords (what scikit-learn's `get_params` / `clone` read), the
+structured-config schema is derived from them (`runner.verifiers.config.schema`), and a
+subclass declares only its own settings. Its keywords override the default of an
+inherited setting (its type and whether `derive` may change it stay the base's)::
 
-        @verifier_class(batch_size=2)
-        class MyVerifier(Verifier):
-            my_setting: str = inference("x")
-    """
-
-    def decorate(cls: type[V]) -> type[V]:
-        parent = cls.__mro__[1]
-        inherited = {f.name: f for f in fields(parent)} if is_dataclass(parent) else {}
-        hints = get_type_hints(parent) if inherited else {}
-        own = dict(inspect.get_annotations(cls))
-        for name, value in defaults.items():
-            if name not in inherited:
-                raise TypeError(f"{cls.__name__}: no inherited setting {name!r} to override")
-            own[name] = hints[name]
-            setattr(cls, name, field(default=value, metadata=inherited[name].metadata))
-        cls.__annotations__ = own
-        return dataclass(kw_only=True, eq=False, repr=False)(cls)
-
-    return decorate
+    @verifier_class(batch_size=2)
+    class MyVerifier(Verifier):
+        my_setting: str = inference("x")
+"""
 
 
 @verifier_class()

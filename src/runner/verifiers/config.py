@@ -9,9 +9,10 @@ the config from there.
 
 from __future__ import annotations
 
-from dataclasses import MISSING, Field, dataclass, field, fields, make_dataclass
-from typing import Any, get_type_hints
+from dataclasses import dataclass, field
+from typing import Any
 
+from runner import settings
 from runner.verifiers.deberta_nli import DebertaNLIVerifier
 from runner.verifiers.hhem import HHEMVerifier
 from runner.verifiers.lettuce_detect import LettuceDetectVerifier
@@ -27,31 +28,14 @@ class ArchitectureConf:
     tokenizer: dict[str, Any] = field(default_factory=dict)
 
 
-def _default(spec: Field) -> Any:
-    if spec.default is not MISSING:
-        return field(default=spec.default)
-    if spec.default_factory is not MISSING:
-        return field(default_factory=spec.default_factory)
-    return field(default="???")  # OmegaConf's mandatory value
-
-
 def schema(cls: type, name: str) -> type:
     """The structured config of verifier class `cls`: ``_target_`` plus one key per field.
 
-    Types and defaults are the class's own (`typing.get_type_hints` resolves the string
-    annotations; OmegaConf 2.3 types ``X | None`` as Optional and leaves ``Any`` unchecked,
-    e.g. ``architecture``, which is a name or a mapping). ``_target_`` is the class's
-    public path, ``runner.verifiers.<Class>``.
+    ``_target_`` is the class's public path, ``runner.verifiers.<Class>``; types and
+    defaults are the class's own (`runner.settings.schema`; ``Any`` stays unchecked, e.g.
+    ``architecture``, which is a name or a mapping).
     """
-    hints = get_type_hints(cls)
-    specs: list[tuple[str, Any, Any]] = [
-        ("_target_", str, field(default=f"runner.verifiers.{cls.__name__}"))
-    ]
-    specs += [(f.name, hints[f.name], _default(f)) for f in fields(cls)]
-    conf = make_dataclass(name, specs)
-    conf.__module__ = __name__
-    conf.__doc__ = f"`runner.verifiers.{cls.__name__}` (derived from its fields)."
-    return conf
+    return settings.schema(cls, name, "runner.verifiers", __name__)
 
 
 DebertaNLIConf = schema(DebertaNLIVerifier, "DebertaNLIConf")

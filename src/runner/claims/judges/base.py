@@ -30,13 +30,14 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from runner.claims.judges.cache import AnswerCache, CacheStats, answer_fields, answer_key
 from runner.claims.judges.parsing import REPAIR_MESSAGE, parse_verdict
 from runner.claims.judges.prompts import PROMPT_VERSION, PROMPTS, build_messages
 from runner.data.claim_labels import YELLOW
 from runner.errors import ConfigError, RunnerError
+from runner.settings import settings_class
 
 REPAIR_MODES = ("reask", "prefill", "none")
 PREFILL = '{"verdict": "'
@@ -72,6 +73,12 @@ class JudgeStats:
             "generation_seconds": round(self.generation_seconds, 3),
             "cache": self.cache.to_dict(),
         }
+
+
+def check_positive_int(judge: str, key: str, value: Any) -> None:
+    """Raise `ConfigError` naming `key` unless `value` is an int >= 1."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"judge {judge!r}: {key} must be a positive int, got {value!r}")
 
 
 class JudgeBackendError(RunnerError):
@@ -123,8 +130,14 @@ class Verdict:
         return asdict(self)
 
 
+@settings_class()
 class LLMJudge(ABC):
     """A claim judge backed by a chat model; subclasses implement `generate`.
+
+    Every parameter is a dataclass field (the shared ones here, each backend's own in its
+    class, `runner.settings.settings_class`); the config schemas are derived from them
+    (`runner.claims.judges.config`), so YAML keys and CLI overrides
+    (``judges.<name>.max_passage_chars=1500``) are these names.
 
     Parameters
     ----------
@@ -146,50 +159,39 @@ class LLMJudge(ABC):
         Character budget for all passages of one prompt; None = no limit.
     seed : int
         Seed passed to the backend (decoding is greedy, so it only matters where a backend
-        has randomness of its own).
+        has randomness of its own; the configs follow the master ``seed``).
     """
 
-    backend = "abstract"
-    supports_prefill = False  # can `continue_answer` (needed by repair="prefill")
+    backend: ClassVar[str] = "abstract"
+    supports_prefill: ClassVar[bool] = False  # can `continue_answer` (repair="prefill")
 
-    def __init__(
-        self,
-        name: str,
-        family: str,
-        prompt: str = "reason_then_json",
-        max_new_tokens: int = 192,
-        repair: str = "reask",
-        repair_max_new_tokens: int = 24,
-        max_passage_chars: int | None = 16000,
-        seed: int = 13,
-    ) -> None:
-        if prompt not in PROMPTS:
-            raise ConfigError(f"judge {name!r}: unknown prompt {prompt!r} (known: {PROMPTS})")
-        if repair not in REPAIR_MODES:
+    name: str
+    family: str
+    prompt: str = "reason_then_json"
+    max_new_tokens: int = 192
+    repair: str = "reask"
+    repair_max_new_tokens: int = 24
+    max_passage_chars: int | None = 16000
+    seed: int = 13
+
+    def __post_init__(self) -> None:
+        """Check the settings (fail before any model call) and start the work counters."""
+        name = self.name
+        if self.prompt not in PROMPTS:
+            raise ConfigError(f"judge {name!r}: unknown prompt {self.prompt!r} (known: {PROMPTS})")
+        if self.repair not in REPAIR_MODES:
             raise ConfigError(
-                f"judge {name!r}: repair must be one of {REPAIR_MODES}, got {repair!r}"
+                f"judge {name!r}: repair must be one of {REPAIR_MODES}, got {self.repair!r}"
             )
-        for key, value in (
-            ("max_new_tokens", max_new_tokens),
-            ("repair_max_new_tokens", repair_max_new_tokens),
-        ):
-            if not isinstance(value, int) or value < 1:
-                raise ConfigError(f"judge {name!r}: {key} must be a positive int, got {value!r}")
-        if max_passage_chars is not None and max_passage_chars < 100:
+        for key in ("max_new_tokens", "repair_max_new_tokens"):
+            check_positive_int(name, key, getattr(self, key))
+        if self.max_passage_chars is not None and self.max_passage_chars < 100:
             raise ConfigError(f"judge {name!r}: max_passage_chars must be >= 100 or null")
-        if repair == "prefill" and not self.supports_prefill:
+        if self.repair == "prefill" and not self.supports_prefill:
             raise ConfigError(
                 f"judge {name!r}: repair='prefill' needs a backend that continues an answer "
                 f"(transformers); {self.backend} supports 'reask' or 'none'"
             )
-        self.name = name
-        self.family = family
-        self.prompt = prompt
-        self.max_new_tokens = max_new_tokens
-        self.repair = repair
-        self.repair_max_new_tokens = repair_max_new_tokens
-        self.max_passage_chars = max_passage_chars
-        self.seed = seed
         self.stats = JudgeStats()
 
     @abstractmethod
@@ -446,24 +448,12 @@ class LLMJudge(ABC):
                     repaired = True
                 else:
                     errors.append(retry.error or "no verdict")
-        if parsed.ok:
-            return Verdict(
-                parsed.label,
-                False,
-                parsed.label,
-                repaired,
-                parsed.reasoning,
-                outputs,
-                errors,
-                len(outputs),
-                seconds,
-                truncated,
-            )
+        label = parsed.label if parsed.ok else YELLOW
         return Verdict(
-            YELLOW,
-            True,
-            None,
-            False,
+            label,
+            not parsed.ok,
+            parsed.label if parsed.ok else None,
+            repaired,
             parsed.reasoning,
             outputs,
             errors,

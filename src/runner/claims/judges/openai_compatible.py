@@ -18,14 +18,19 @@ import json
 import os
 import urllib.error
 import urllib.request
+from dataclasses import field
 from typing import Any
 
 from runner.claims.judges.base import JudgeBackendError, LLMJudge
 from runner.errors import ConfigError
+from runner.settings import settings_class
 
 
+@settings_class()
 class OpenAICompatibleJudge(LLMJudge):
     """LLM judge that asks an OpenAI-compatible chat-completions endpoint.
+
+    Besides `LLMJudge`'s fields (name, family, prompt, ...), the endpoint's:
 
     Parameters
     ----------
@@ -37,38 +42,33 @@ class OpenAICompatibleJudge(LLMJudge):
         Name of the environment variable holding a bearer token.
     timeout_s : float
         Per-request timeout in seconds.
-    extra_body : dict, optional
+    extra_body : dict
         Extra request fields for a particular server (e.g. ``{"options": {...}}``); may not
         override the decoding fields.
-    **common
-        `LLMJudge` parameters (name, family, prompt, max_new_tokens, repair, ...).
     """
 
     backend = "openai_compatible"
     _FIXED = ("model", "messages", "temperature", "top_p", "max_tokens", "seed", "stream")
 
-    def __init__(
-        self,
-        base_url: str,
-        model: str,
-        api_key_env: str | None = None,
-        timeout_s: float = 120.0,
-        extra_body: dict[str, Any] | None = None,
-        **common: Any,
-    ) -> None:
-        super().__init__(**common)
-        if not base_url.startswith(("http://", "https://")):
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+    timeout_s: float = 120.0
+    extra_body: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """Check the endpoint and the extra request fields (nothing is sent yet)."""
+        super().__post_init__()
+        if not self.base_url.startswith(("http://", "https://")):
             raise ConfigError(
-                f"judge {self.name!r}: base_url must be http(s)://..., got {base_url!r}"
+                f"judge {self.name!r}: base_url must be http(s)://..., got {self.base_url!r}"
             )
-        clash = sorted(set(extra_body or {}) & set(self._FIXED))
+        clash = sorted(set(self.extra_body or {}) & set(self._FIXED))
         if clash:
             raise ConfigError(f"judge {self.name!r}: extra_body may not set {clash}")
-        self.base_url = base_url.rstrip("/")
-        self.model = model
-        self.api_key_env = api_key_env
-        self.timeout_s = float(timeout_s)
-        self.extra_body = dict(extra_body or {})
+        self.base_url = self.base_url.rstrip("/")
+        self.timeout_s = float(self.timeout_s)
+        self.extra_body = dict(self.extra_body or {})
 
     def model_id(self) -> str:
         """``<model>@<base_url>``."""

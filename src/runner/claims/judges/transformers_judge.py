@@ -25,10 +25,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from runner.claims.judges.base import Generated, LLMJudge
+from runner.claims.judges.base import Generated, LLMJudge, check_positive_int
 from runner.claims.judges.cache import file_sha256
 from runner.claims.judges.prompts import build_messages
 from runner.errors import ConfigError
+from runner.settings import settings_class
 
 _DTYPES = ("float32", "bfloat16", "float16")
 # Room for the repair turn's own tokens (template markers + `REPAIR_MESSAGE`).
@@ -81,15 +82,19 @@ def resolve_model_path(model: str, gguf_file: str | None) -> tuple[Path, str | N
     return folder, gguf_file
 
 
+@settings_class()
 class TransformersJudge(LLMJudge):
     """LLM judge on a local causal LM (loaded on first use).
+
+    Besides `LLMJudge`'s fields (name, family, prompt, ...), the model's and the decoding's:
 
     Parameters
     ----------
     model : str
         Folder, ``.gguf`` path or ``pkg:<package>`` (see the module docstring).
     gguf_file : str, optional
-        GGUF file inside ``model``'s folder.
+        GGUF file inside ``model``'s folder (set from ``model`` when that is a ``.gguf``
+        path).
     tokenizer : str, optional
         Tokenizer folder when it differs from the model's.
     dtype : str
@@ -103,7 +108,7 @@ class TransformersJudge(LLMJudge):
         system role).
     max_input_tokens : int, optional
         Token budget of the prompt; default: the model's context minus both answer budgets
-        and a 64-token margin for the repair turn.
+        and a 64-token margin for the repair turn (set on load).
     batch_size : int
         Prompts per ``generate`` call in `judge_many` (left-padded, with an attention mask;
         prompts are ordered by length first so a batch pads little). 1 = one at a time.
@@ -113,44 +118,30 @@ class TransformersJudge(LLMJudge):
         and first answer a repair repeats), so the shared part is not computed again.
         The result is the same greedy function of the same tokens; only float rounding of
         the reused part can differ from a full recompute.
-    **common
-        `LLMJudge` parameters (name, family, prompt, max_new_tokens, repair, ...).
     """
 
     backend = "transformers"
     supports_prefill = True
 
-    def __init__(
-        self,
-        model: str,
-        gguf_file: str | None = None,
-        tokenizer: str | None = None,
-        dtype: str = "float32",
-        device: str = "cpu",
-        chat_template: str | None = None,
-        merge_system: bool = False,
-        max_input_tokens: int | None = None,
-        batch_size: int = 1,
-        reuse_prefix: bool = True,
-        **common: Any,
-    ) -> None:
-        super().__init__(**common)
-        if dtype not in _DTYPES:
+    model: str
+    gguf_file: str | None = None
+    tokenizer: str | None = None
+    dtype: str = "float32"
+    device: str = "cpu"
+    chat_template: str | None = None
+    merge_system: bool = False
+    max_input_tokens: int | None = None
+    batch_size: int = 1
+    reuse_prefix: bool = True
+
+    def __post_init__(self) -> None:
+        """Check the settings and find the model files (nothing is loaded yet)."""
+        super().__post_init__()
+        if self.dtype not in _DTYPES:
             raise ConfigError(f"judge {self.name!r}: dtype must be one of {_DTYPES}")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ConfigError(
-                f"judge {self.name!r}: batch_size must be a positive int, got {batch_size!r}"
-            )
-        self.batch_size = batch_size
-        self.reuse_prefix = bool(reuse_prefix)
-        self.model_spec = model
-        self.folder, self.gguf_file = resolve_model_path(model, gguf_file)
-        self.tokenizer_path = tokenizer
-        self.dtype = dtype
-        self.device = device
-        self.chat_template = chat_template
-        self.merge_system = merge_system
-        self.max_input_tokens = max_input_tokens
+        check_positive_int(self.name, "batch_size", self.batch_size)
+        self.reuse_prefix = bool(self.reuse_prefix)
+        self.folder, self.gguf_file = resolve_model_path(self.model, self.gguf_file)
         self._model = None
         self._tokenizer = None
         self._prefixes: list[tuple[list[int], Any]] = []
@@ -160,13 +151,13 @@ class TransformersJudge(LLMJudge):
         from runner.model_files import files_under
 
         files = [self.folder / self.gguf_file] if self.gguf_file else files_under(self.folder)
-        if self.tokenizer_path:
-            files += files_under(self.tokenizer_path)
+        if self.tokenizer:
+            files += files_under(self.tokenizer)
         return [Path(f).resolve() for f in files]
 
     def model_id(self) -> str:
         """The model spec, with the GGUF file name when there is one."""
-        return f"{self.model_spec}/{self.gguf_file}" if self.gguf_file else self.model_spec
+        return f"{self.model}/{self.gguf_file}" if self.gguf_file else self.model
 
     def load(self) -> None:
         """Load tokenizer and model now (otherwise done on the first call).
@@ -179,7 +170,7 @@ class TransformersJudge(LLMJudge):
         key = (
             str(self.folder),
             self.gguf_file,
-            self.tokenizer_path,
+            self.tokenizer,
             self.chat_template,
             self.dtype,
             self.device,
@@ -210,8 +201,8 @@ class TransformersJudge(LLMJudge):
         kwargs: dict[str, Any] = {"trust_remote_code": False}
         if self.gguf_file:
             kwargs["gguf_file"] = self.gguf_file
-        if self.tokenizer_path:
-            tokenizer = AutoTokenizer.from_pretrained(self.tokenizer_path, trust_remote_code=False)
+        if self.tokenizer:
+            tokenizer = AutoTokenizer.from_pretrained(self.tokenizer, trust_remote_code=False)
         else:
             tokenizer = AutoTokenizer.from_pretrained(str(self.folder), **kwargs)
         if self.chat_template is not None:
@@ -330,7 +321,7 @@ class TransformersJudge(LLMJudge):
             **super().decoding_settings(max_new_tokens, continue_final),
             "dtype": self.dtype,
             "device": self.device,
-            "tokenizer": self.tokenizer_path,
+            "tokenizer": self.tokenizer,
         }
 
     def generate_batch(
