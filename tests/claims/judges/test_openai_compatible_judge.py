@@ -112,12 +112,15 @@ def llama_server(smollm2_gguf, tmp_path_factory):
 
 
 def judge(base_url: str, **kw) -> OpenAICompatibleJudge:
+    # A generous request timeout: a loaded 2-core machine can take minutes over a long
+    # prompt, and these tests are about what the server answers, not how fast.
     return OpenAICompatibleJudge(
         base_url=base_url,
         model="smollm2",
         name="smollm2_server",
         family="smollm2-135m",
         max_new_tokens=kw.pop("max_new_tokens", 48),
+        timeout_s=kw.pop("timeout_s", 900.0),
         **kw,
     )
 
