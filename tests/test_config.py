@@ -204,3 +204,14 @@ def test_every_named_splitter_needs_a_target():
     cfg.splits.extra = {"n_splits": 5}
     with pytest.raises(ConfigError, match=r"splits\.extra: no _target_"):
         check_config(cfg)
+
+
+def test_a_study_parameter_that_moved_to_a_config_group_names_its_new_key():
+    # RQ5's sample sizes were `study.params.ks`; they are the target splitter's `ks` now.
+    cfg = composed("experiment=rq5_source_shift", "+study.params.ks=[25]")
+    with pytest.raises(ConfigError, match=r"(?s)Key 'ks' not in 'Params'.*set splits\.target\.ks"):
+        check_config(cfg)
+    cfg = composed("experiment=rq5_source_shift", "+study.params.nonsense=1")
+    with pytest.raises(ConfigError) as err:
+        check_config(cfg)
+    assert "instead" not in str(err.value)  # no hint where no group has the key

@@ -54,7 +54,8 @@ def check_config(cfg: DictConfig) -> tuple[Study, Any, Inputs]:
     try:
         params = OmegaConf.merge(OmegaConf.structured(study.Params), cfg.study.params)
     except OmegaConfBaseException as exc:
-        raise ConfigError(f"study.params for {cfg.study.name}: {exc}") from exc
+        hint = _moved_params_hint(cfg, study.Params)
+        raise ConfigError(f"study.params for {cfg.study.name}: {exc}{hint}") from exc
     targets: list[tuple[str, Any]] = []
     if cfg.get("dataset") is not None:
         targets.append(("dataset", cfg.dataset))
@@ -75,6 +76,29 @@ def check_config(cfg: DictConfig) -> tuple[Study, Any, Inputs]:
     inputs = build_inputs(cfg)
     study.check(inputs, typed)
     return study, typed, inputs
+
+
+def _moved_params_hint(cfg: DictConfig, params_type: type) -> str:
+    """Where an unknown study parameter lives instead, when another config group has it.
+
+    Settings of parts moved out of `study.params` (RQ5's `ks` is `splits.target.ks`), so an
+    old command line names the key the run now reads.
+    """
+    import dataclasses
+
+    known = {f.name for f in dataclasses.fields(params_type)}
+    unknown = [k for k in cfg.study.params if k not in known]
+    places = []
+    for key in unknown:
+        for group in ("split", "bootstrap", "dataset", "routing", "span_detector"):
+            node = cfg.get(group)
+            if isinstance(node, DictConfig) and key in node:
+                places.append(f"{group}.{key}")
+        for group in ("splits", *PART_GROUPS):
+            for name, node in _items(cfg, group):
+                if isinstance(node, DictConfig) and key in node:
+                    places.append(f"{group}.{name}.{key}")
+    return f" (set {' or '.join(dict.fromkeys(places))} instead)" if places else ""
 
 
 def build_inputs(cfg: DictConfig, data: Any = None) -> Inputs:
