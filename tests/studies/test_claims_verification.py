@@ -7,6 +7,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from omegaconf import OmegaConf
@@ -329,6 +330,36 @@ def test_a_rerun_takes_every_judge_answer_from_the_cache(models, outcome):
     info = again.runtime["claims_verification"]["judges"]
     assert all(j["model_calls"] == 0 for j in info.values())
     assert info["prose"]["cache"]["disk_hits"] == 12  # 6 first answers + 6 re-asks
+
+
+def test_a_rerun_with_another_s1_threshold_reads_s1_probabilities_from_the_cache(
+    models, outcome
+):
+    data, result = outcome
+    first = result.runtime["claims_verification"]["span_detector"]
+    cfg = study_cfg(models)
+    cfg.span_detector.threshold = 0.5
+    cfg.span_detector.verifier.threshold = 0.5
+    again = run(cfg, data, cv.Params(limit=None))
+    info = again.runtime["claims_verification"]
+    assert info["span_cache"]["folder"].endswith("span_detector")
+    assert info["span_detector"]["cached"] is True
+    assert info["span_detector"]["threshold"] == 0.5
+    assert info["span_detector"]["computed_seconds_per_claim"] == pytest.approx(
+        first["computed_seconds_per_claim"], abs=1e-3
+    )
+    assert np.array_equal(again.scores["s1_max_prob"], result.scores["s1_max_prob"])
+    flagged = again.scores["s1_label"] != "green"
+    assert (flagged == (again.scores["s1_max_prob"] > 0.5)).all()  # labels at the new threshold
+
+
+def test_without_the_span_cache_nothing_is_read_or_stored(models, outcome):
+    data, result = outcome
+    again = run(study_cfg(models), data, cv.Params(limit=None, span_cache=False))
+    info = again.runtime["claims_verification"]
+    assert info["span_cache"] == {"enabled": False, "folder": None}
+    assert info["span_detector"]["cached"] is False
+    assert np.array_equal(again.scores["s1_max_prob"], result.scores["s1_max_prob"])
 
 
 def test_a_study_without_parts_or_on_response_data_fails_early(models):

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from runner.claims.span_cache import SpanScoreCache, inputs_sha256, score_fields
 from runner.data.claim_labels import GREEN, RED, YELLOW
 from runner.errors import ConfigError
 
@@ -53,13 +54,21 @@ class SpanScores:
     spans : list of list of (int, int)
         Character spans (in the claim) marked at the main threshold.
     seconds : float
-        Wall time of the scoring (model loading excluded).
+        Wall time of the scoring in this call (model loading excluded; a cache hit: the
+        read).
+    cached : bool
+        The token probabilities came from the score cache (`runner.claims.span_cache`).
+    computed_seconds : float
+        Wall time of the computation that produced the probabilities (the earlier run's on
+        a cache hit, else ``seconds``).
     """
 
     max_prob: np.ndarray
     shares: dict[float, np.ndarray]
     spans: list[list[tuple[int, int]]] = field(default_factory=list)
     seconds: float = 0.0
+    cached: bool = False
+    computed_seconds: float = 0.0
 
 
 class SpanDetector:
@@ -138,6 +147,7 @@ class SpanDetector:
         claims: Sequence[str],
         passages: Sequence[Sequence[str]],
         progress: bool = False,
+        cache: SpanScoreCache | None = None,
     ) -> SpanScores:
         """Token scores of every claim against its passages.
 
@@ -147,6 +157,9 @@ class SpanDetector:
         passages : sequence of sequence of str
         progress : bool
             Show a progress bar.
+        cache : SpanScoreCache, optional
+            Read the token probabilities of exactly this call from it, or store them there
+            (only for verifiers with ``token_score_fingerprint``; `runner.claims.span_cache`).
 
         Returns
         -------
@@ -156,25 +169,27 @@ class SpanDetector:
         if not (len(questions) == n == len(passages)):
             raise ValueError("span detector: questions, claims and passages differ in length")
         contexts = [self.passage_separator.join(p) for p in passages]
-        starts = range(0, n, self.batch_size)
-        if progress:
-            from tqdm.auto import tqdm
-
-            starts = tqdm(starts, desc=f"span detector {self.name}", unit="batch")
         if hasattr(self.verifier, "load"):
             self.verifier.load()  # loading is not part of the measured cost
-        began = time.perf_counter()
-        scores = []
-        for start in starts:
-            stop = start + self.batch_size
-            scores.extend(
-                self.verifier.token_scores(
-                    list(questions[start:stop]), contexts[start:stop], list(claims[start:stop])
-                )
+        fields = None
+        if cache is not None and hasattr(self.verifier, "token_score_fingerprint"):
+            fields = score_fields(
+                self.verifier.token_score_fingerprint(),
+                {"batch_size": self.batch_size, "passage_separator": self.passage_separator},
+                inputs_sha256(questions, contexts, claims),
             )
+        began = time.perf_counter()
+        hit = cache.get(fields) if fields is not None and cache is not None else None
+        if hit is not None:
+            scores, computed = hit
+        else:
+            scores = self._compute(questions, contexts, claims, progress)
+            computed = time.perf_counter() - began
         seconds = time.perf_counter() - began
         if len(scores) != n:
             raise RuntimeError(f"span detector returned {len(scores)} scores for {n} claims")
+        if hit is None and fields is not None and cache is not None:
+            cache.put(fields, scores, computed)
         return SpanScores(
             max_prob=np.array([float(np.max(s.probs)) for s in scores], dtype=np.float64),
             shares={
@@ -183,7 +198,32 @@ class SpanDetector:
             },
             spans=[[tuple(map(int, sp)) for sp in s.spans(self.threshold)] for s in scores],
             seconds=seconds,
+            cached=hit is not None,
+            computed_seconds=computed,
         )
+
+    def _compute(
+        self,
+        questions: Sequence[str],
+        contexts: list[str],
+        claims: Sequence[str],
+        progress: bool,
+    ) -> list[Any]:
+        """The verifier's token scores, ``batch_size`` claims per call."""
+        starts = range(0, len(claims), self.batch_size)
+        if progress:
+            from tqdm.auto import tqdm
+
+            starts = tqdm(starts, desc=f"span detector {self.name}", unit="batch")
+        scores = []
+        for start in starts:
+            stop = start + self.batch_size
+            scores.extend(
+                self.verifier.token_scores(
+                    list(questions[start:stop]), contexts[start:stop], list(claims[start:stop])
+                )
+            )
+        return scores
 
     def labels(self, shares: np.ndarray) -> np.ndarray:
         """Claim labels from marked-token shares (see the module docstring)."""

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from runner.claims.judges.cache import AnswerCache
+from runner.claims.span_cache import SpanScoreCache
 from runner.claims.units import ClaimUnits, combine_units
 
 
@@ -67,6 +68,15 @@ def answer_cache(
         folder = str(Path(cache_dir) / "judges")
     root = folder if enabled else None
     return AnswerCache(root), {"enabled": enabled, "folder": root}
+
+
+def span_cache(enabled: bool, cache_dir: str | None) -> tuple[SpanScoreCache | None, dict]:
+    """The span detector's score cache (``<cache_dir>/span_detector``) and its runtime entry.
+
+    None when disabled or when no cache folder is known: S1 then computes every time.
+    """
+    root = str(Path(cache_dir) / "span_detector") if enabled and cache_dir else None
+    return (SpanScoreCache(Path(root)) if root else None), {"enabled": enabled, "folder": root}
 
 
 def judge_units(
@@ -150,20 +160,30 @@ def run_judges(
     }
 
 
-def run_span_detector(detector: Any, cu: ClaimUnits, progress: bool) -> SpanRun:
-    """The span detector on every unit; a claim takes its most supported unit's scores."""
+def run_span_detector(
+    detector: Any, cu: ClaimUnits, progress: bool, cache: SpanScoreCache | None = None
+) -> SpanRun:
+    """The span detector on every unit; a claim takes its most supported unit's scores.
+
+    With ``cache``, token probabilities of exactly these units under exactly this model and
+    these settings are read back instead of computed (`runner.claims.span_cache`);
+    ``runtime`` says so (``cached``) and keeps the seconds of the computation that made them.
+    """
     units = cu.units
     scores = detector.score(
         units["question"].tolist(),
         units["claim"].tolist(),
         units["passages"].tolist(),
         progress=progress,
+        cache=cache,
     )
     shares = {t: cu.per_claim_min(v) for t, v in scores.shares.items()}
     runtime = {
         **detector.describe(),
         "seconds": round(scores.seconds, 3),
         "seconds_per_claim": round(scores.seconds / len(cu.claims), 4),
+        "cached": scores.cached,
+        "computed_seconds_per_claim": round(scores.computed_seconds / len(cu.claims), 4),
     }
     if hasattr(detector.verifier, "runtime_info"):
         runtime["verifier"] = detector.verifier.runtime_info()

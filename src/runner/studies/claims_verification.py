@@ -39,7 +39,12 @@ from runner.claims.flag_metrics import MARK_COLUMN, MOSTLY_ABSTAINED
 from runner.claims.meta import MetaClaimDetector
 from runner.claims.sampling import resolve_limit, sampling_note, select_claims
 from runner.claims.units import claim_units, unit_frame
-from runner.claims.verifier_runs import answer_cache, run_judges, run_span_detector
+from runner.claims.verifier_runs import (
+    answer_cache,
+    run_judges,
+    run_span_detector,
+    span_cache,
+)
 from runner.data.claim_labels import is_flagged
 from runner.errors import ConfigError
 from runner.results import StudyResult
@@ -95,6 +100,11 @@ class Params:
         one run (in memory), never read from or written to disk.
     cache_dir : str or None
         Folder of the disk cache; None = ``<paths.cache_dir>/judges``.
+    span_cache : bool
+        Keep S1's token probabilities in ``<paths.cache_dir>/span_detector``, keyed by the
+        hashes of its weights and tokenizer, every setting and the exact inputs of the call
+        (`runner.claims.span_cache`), so a re-run that changes only thresholds or
+        combination rules does not recompute them. Outputs are identical either way.
     """
 
     limit: Any = "auto"
@@ -105,6 +115,7 @@ class Params:
     keep_outputs: bool = True
     answer_cache: bool = True
     cache_dir: Optional[str] = None
+    span_cache: bool = True
 
     def __post_init__(self) -> None:
         limit = self.limit
@@ -170,7 +181,8 @@ class ClaimsVerification(
         result = StudyResult(titles={})
         s1 = None
         if inputs.span_detector is not None:
-            s1 = run_span_detector(inputs.span_detector, cu, inputs.progress)
+            s1_cache, runtime["span_cache"] = span_cache(params.span_cache, inputs.cache_dir)
+            s1 = run_span_detector(inputs.span_detector, cu, inputs.progress, s1_cache)
             labels[s1.name] = s1.labels
             abstained[s1.name] = np.zeros(len(claims), dtype=bool)
             scores["s1_max_prob"] = s1.max_prob

@@ -39,9 +39,10 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import numpy as np
+import pandas as pd
 
 from runner.claims.systems import system_labels
-from runner.claims.verifier_runs import answer_cache
+from runner.claims.verifier_runs import answer_cache, judge_units, span_cache
 from runner.errors import ConfigError
 from runner.hri import calibration_tables as ct
 from runner.hri import predicted_labels as pl
@@ -146,23 +147,39 @@ class HriPredicted(Study, name="hri_predicted", params=Params, titles=TITLES, pa
 
         s1 = None
         if det is not None:
+            s1_cache, _ = span_cache(True, inputs.cache_dir)  # shared with the claim study
             out = det.score(
                 [questions[i] for i in s1_pos],
                 [claims[i].text for i in s1_pos],
                 [list(claims[i].passages) for i in s1_pos],
                 progress,
+                cache=s1_cache,
             )
             s1 = (det.name, det.weights_tag(), s1_pos, det.labels(out.shares[det.threshold]))
-            runtime["span_detector"] = {**det.describe(), "seconds": round(out.seconds, 3)}
+            runtime["span_detector"] = {
+                **det.describe(),
+                "seconds": round(out.seconds, 3),
+                "cached": out.cached,
+                "computed_seconds": round(out.computed_seconds, 3),
+            }
             result.tags["s1_weights"] = det.weights_tag()
         judge_labels: dict[str, np.ndarray] = {}
         verdicts: dict[str, list[dict]] = {}
         # The claim study's answer cache: answers keyed by model hash, prompt and decoding are
         # shared with it (and with earlier runs of this study); memory only without a cache dir.
+        # The judges take turns claim by claim (`judge_units`), so setups of one model share
+        # each first answer and a repair starts from the model's kept keys/values.
         cache, _ = answer_cache(True, None, inputs.cache_dir)
+        units = pd.DataFrame(
+            {
+                "question": [questions[i] for i in judged],
+                "claim": [claims[i].text for i in judged],
+                "passages": [list(claims[i].passages) for i in judged],
+            }
+        )
+        answers = judge_units(judges, units, progress, cache) if judges else {}
         for name, judge in judges.items():
-            items = [(questions[i], claims[i].text, list(claims[i].passages)) for i in judged]
-            got = judge.judge_many(items, progress=progress, cache=cache)
+            got = answers[name]
             judge_labels[name] = np.array([v.label for v in got], dtype=object)
             verdicts[name] = [
                 {"claim": pt.claim_key(responses, owner, i), **pt.verdict_record(v)}
@@ -170,6 +187,7 @@ class HriPredicted(Study, name="hri_predicted", params=Params, titles=TITLES, pa
             ]
             runtime.setdefault("judges", {})[name] = {
                 **judge.describe(),
+                **judge.stats.to_dict(),  # model calls, tokens, cache hits
                 "seconds": round(float(sum(v.seconds for v in got)), 3),
                 "abstained": int(sum(v.abstained for v in got)),
             }

@@ -509,3 +509,10 @@ class Verifier(BaseEstimator):
             info["mean_tokens_per_example"] = stats.mean_tokens
             info["truncation"] = stats.to_dict()
         return info
+
+    def score_fingerprint(self) -> dict[str, Any]:
+        """What this verifier's scores depend on: weights and tokenizer hashes, every
+        setting, library versions (`runner.verifiers.fingerprint`); for score caches."""
+        from runner.verifiers.fingerprint import score_fingerprint
+
+        return score_fingerprint(self)

@@ -19,12 +19,13 @@ claim-verification study uses.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from runner.errors import ConfigError, DataError
+from runner.text.token_scores import TokenScores
 from runner.verifiers.base import Verifier, inference, log_odds_against, softmax, verifier_class
 from runner.verifiers.encoding import Encoded, encode_pairs
 from runner.verifiers.loading import LoadedModel
@@ -47,63 +48,6 @@ def format_prompt(question: str, context: str, include_question: bool = True) ->
     if include_question and question.strip():
         return QA_TEMPLATE.format(question=question, num_passages=1, context=block)
     return SUMMARY_TEMPLATE.format(text=block)
-
-
-@dataclass
-class TokenScores:
-    """Hallucination probability of each answer token.
-
-    Attributes
-    ----------
-    offsets : list of (int, int)
-        Character offsets of each answer token in the answer string.
-    probs : ndarray of float64
-        P(hallucinated) per token, same order.
-    """
-
-    offsets: list[tuple[int, int]]
-    probs: np.ndarray
-
-    def flagged(self, threshold: float) -> np.ndarray:
-        """Boolean mask of tokens with probability strictly above `threshold`."""
-        return self.probs > threshold
-
-    def spans(self, threshold: float) -> list[tuple[int, int]]:
-        """Character spans of runs of consecutive flagged tokens.
-
-        Parameters
-        ----------
-        threshold : float
-            A token is flagged when its probability is above it.
-
-        Returns
-        -------
-        list of (start, end)
-            Offsets into the answer; a run spans from its first token's start to its last
-            token's end (whitespace between its tokens included).
-        """
-        spans: list[tuple[int, int]] = []
-        current: list[int] | None = None
-        for (start, end), hit in zip(self.offsets, self.flagged(threshold), strict=True):
-            if hit:
-                if current is None:
-                    current = [start, end]
-                else:
-                    current[1] = end
-            elif current is not None:
-                spans.append((current[0], current[1]))
-                current = None
-        if current is not None:
-            spans.append((current[0], current[1]))
-        return spans
-
-    def flagged_share(self, threshold: float) -> float:
-        """Share of answer tokens flagged at `threshold`."""
-        return float(self.flagged(threshold).mean())
-
-    def max_prob(self) -> float:
-        """Largest token probability."""
-        return float(self.probs.max())
 
 
 @verifier_class(
@@ -240,6 +184,13 @@ class LettuceDetectVerifier(Verifier):
             }
         )
         return self._token_scores(*self._outputs(frame))
+
+    def token_score_fingerprint(self) -> dict[str, Any]:
+        """What `token_scores` depends on: `score_fingerprint` without ``threshold`` and
+        ``risk``, which only turn token probabilities into an example risk."""
+        from runner.verifiers.fingerprint import score_fingerprint
+
+        return score_fingerprint(self, ignore=("threshold", "risk"))
 
     def risk_components(self, frame: pd.DataFrame) -> pd.DataFrame:
         """Both example risks: ``max_prob`` and ``flagged_share`` (at `threshold`)."""

@@ -23,24 +23,32 @@ A file that does not parse, or whose recorded key fields differ from the request
 from __future__ import annotations
 
 import hashlib
-import json
-import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner.errors import RunnerError
+from runner.claims.keyed_files import (
+    CacheError,
+    content_key,
+    read_record,
+    record_path,
+    write_record,
+)
 
 CACHE_VERSION = 1
 """Bump when the meaning of a cached answer changes (e.g. how it is decoded to text)."""
 
+__all__ = [
+    "AnswerCache",
+    "CacheError",
+    "CacheStats",
+    "answer_fields",
+    "answer_key",
+    "file_sha256",
+]
+
 _FILE_HASHES: dict[tuple[str, int, int], str] = {}
-
-
-class CacheError(RunnerError):
-    """A cache file is unreadable or does not hold the answer its name promises."""
 
 
 def file_sha256(path: str | Path) -> str:
@@ -86,10 +94,7 @@ def answer_key(model_sha256: str, prompt_text: str, decoding: Mapping[str, Any])
     str
         64 hex digits.
     """
-    canonical = json.dumps(
-        answer_fields(model_sha256, prompt_text, decoding), sort_keys=True, ensure_ascii=True
-    )
-    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
+    return content_key(answer_fields(model_sha256, prompt_text, decoding))
 
 
 @dataclass
@@ -125,7 +130,7 @@ class AnswerCache:
 
     def path(self, key: str) -> Path | None:
         """Where ``key`` lives on disk (None without a disk folder)."""
-        return None if self.root is None else Path(self.root) / key[:2] / f"{key}.json"
+        return None if self.root is None else record_path(self.root, key)
 
     def get(
         self, key: str, fields: Mapping[str, Any], stats: CacheStats | None = None
@@ -140,22 +145,14 @@ class AnswerCache:
             stats.memory_hits += 1
             return self._memory[key]
         path = self.path(key)
-        if path is None or not path.is_file():
+        record = None
+        if path is not None:
+            record = read_record(
+                path, fields, "judge answer cache", lambda r: isinstance(r.get("text"), str)
+            )
+        if record is None:
             stats.misses += 1
             return None
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise CacheError(f"judge answer cache {path}: unreadable ({exc})") from exc
-        if (
-            not isinstance(record, dict)
-            or record.get("key_fields") != json.loads(json.dumps(dict(fields)))
-            or not isinstance(record.get("text"), str)
-        ):
-            raise CacheError(
-                f"judge answer cache {path}: stored key fields or text do not match the "
-                "request (delete the file or the cache folder)"
-            )
         self._memory[key] = record
         stats.disk_hits += 1
         return record
@@ -168,13 +165,5 @@ class AnswerCache:
         self._memory[key] = record
         path = self.path(key)
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    json.dump(record, fh, sort_keys=True)
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            write_record(path, record)
         return record
