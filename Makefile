@@ -70,7 +70,7 @@ bench:  ## cost benchmarks: ratios against a baseline measured in the same proce
 	$(PY) scripts/bench_verifiers.py --verifiers hhem_full lettucedetect --sample 24 --repeats 2 \
 		--out artifacts/bench/verifiers_hhem_lettucedetect.json   # ~15 min on 2 cores
 	$(PY) scripts/bench_judges.py --claims 24 --chunk 8 \
-		--out artifacts/bench/judges.json   # both SmolLM2 judge setups, today's path vs the new one
+		--out artifacts/bench/judges.json   # both SmolLM2 setups: the path as filed, today's settings alone, the study's path (~11 min)
 
 lint:  ## ruff check + format check + the import contracts of docs/architecture.md
 	$(PY) -m ruff check src tests scripts

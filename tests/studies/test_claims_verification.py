@@ -332,9 +332,7 @@ def test_a_rerun_takes_every_judge_answer_from_the_cache(models, outcome):
     assert info["prose"]["cache"]["disk_hits"] == 12  # 6 first answers + 6 re-asks
 
 
-def test_a_rerun_with_another_s1_threshold_reads_s1_probabilities_from_the_cache(
-    models, outcome
-):
+def test_a_rerun_with_another_s1_threshold_reads_s1_probabilities_from_the_cache(models, outcome):
     data, result = outcome
     first = result.runtime["claims_verification"]["span_detector"]
     cfg = study_cfg(models)

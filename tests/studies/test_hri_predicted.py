@@ -251,3 +251,19 @@ def test_s1_on_a_response_sample_gets_its_own_scope(setup):
         "hri_predicted_auroc_s1",
         "hri_predicted_auroc_judged",
     ]
+
+
+def test_two_setups_of_one_model_share_each_first_answer(setup):
+    data, models = setup
+    cfg = study_cfg(models, ("yellow",))
+    node = dict(cfg.judges.yellow)
+    cfg.judges = {
+        "reask": {**node, "name": "reask", "repair": "reask"},
+        "prefill": {**node, "name": "prefill", "repair": "prefill"},
+    }
+    result = run(cfg, data, hp.Params(collection="gold", judge_responses=6))
+    n_judged = result.extra["hri_predicted_summary.json"]["judged_claims"]
+    info = result.runtime["hri_predicted"]["judges"]
+    assert info["reask"]["model_calls"] == n_judged  # valid first answers: no repairs
+    assert info["prefill"]["model_calls"] == 0  # every first answer came from "reask"
+    assert info["prefill"]["cache"]["memory_hits"] == n_judged
