@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
+from tests.conftest import load_script
 
 from runner.paths import PROJECT_ROOT
 from runner.reporting.reproduction import SkippedRun
 
 
-def load_script():
-    spec = importlib.util.spec_from_file_location(
-        "render_tables", PROJECT_ROOT / "scripts" / "render_tables.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_every_experiment_config_is_known_with_its_study():
-    studies = load_script()._configured_studies(PROJECT_ROOT / "conf")
+    studies = load_script("render_tables")._configured_studies(PROJECT_ROOT / "conf")
     configs = {p.stem for p in (PROJECT_ROOT / "conf" / "experiment").glob("*.yaml")}
     assert set(studies) == configs
     assert studies["rq5_source_shift_ragtruth"] == "rq5_source_shift"
@@ -26,7 +17,7 @@ def test_every_experiment_config_is_known_with_its_study():
 
 
 def test_a_paper_report_lists_its_skipped_experiments_and_only_its_own():
-    script = load_script()
+    script = load_script("render_tables")
     studies = script._configured_studies(PROJECT_ROOT / "conf")
     skipped = [
         SkippedRun("rq2_grouped_cv", "no complete run, only incomplete run folder(s) .x.tmp"),
@@ -40,7 +31,9 @@ def test_a_paper_report_lists_its_skipped_experiments_and_only_its_own():
 
 
 def test_without_any_run_it_says_so_and_names_every_study(tmp_path, capsys):
-    rc = load_script().main(["--artifacts", str(tmp_path), "--experiments", str(tmp_path / "e")])
+    rc = load_script("render_tables").main(
+        ["--artifacts", str(tmp_path), "--experiments", str(tmp_path / "e")]
+    )
     out = capsys.readouterr().out
     assert rc == 1
     assert "no logged runs" in out

@@ -1,21 +1,13 @@
 """scripts/bench_verifiers.py: same inputs for every path, fp32 paths equal the naive loop."""
 
-import importlib.util
-
 import pytest
+from tests.conftest import load_script
 from tests.verifiers.conftest import make_frame
-
-from runner.paths import PROJECT_ROOT
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location(
-        "bench_verifiers", PROJECT_ROOT / "scripts" / "bench_verifiers.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("bench_verifiers")
 
 
 def test_every_fp32_path_equals_the_naive_loop(bench, tiny_deberta):

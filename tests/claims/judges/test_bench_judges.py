@@ -3,25 +3,18 @@ prompt is the same, and a report that says what it timed."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
 from tests.claims.judges.conftest import tiny_models
-
-from runner.paths import PROJECT_ROOT
+from tests.conftest import load_script
 
 pytestmark = pytest.mark.slow  # reads the real WiCE test file
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location(
-        "bench_judges", PROJECT_ROOT / "scripts" / "bench_judges.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("bench_judges")
 
 
 def test_the_report_times_three_paths_on_the_same_claims(bench, tmp_path, data_dir, monkeypatch):
