@@ -22,7 +22,6 @@ atomically, read back only when its key fields match.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -40,10 +39,9 @@ CACHE_VERSION = 1
 
 def inputs_sha256(questions: Sequence[str], contexts: Sequence[str], claims: Sequence[str]) -> str:
     """sha256 of the ordered (question, context, claim) inputs of one call."""
-    canonical = json.dumps(
-        [list(questions), list(contexts), list(claims)], ensure_ascii=True, separators=(",", ":")
+    return content_key(
+        {"questions": list(questions), "contexts": list(contexts), "claims": list(claims)}
     )
-    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 
 def score_fields(

@@ -171,15 +171,17 @@ class SpanDetector:
         contexts = [self.passage_separator.join(p) for p in passages]
         if hasattr(self.verifier, "load"):
             self.verifier.load()  # loading is not part of the measured cost
+        if not hasattr(self.verifier, "token_score_fingerprint"):
+            cache = None  # nothing identifies its computation: never cached
         fields = None
-        if cache is not None and hasattr(self.verifier, "token_score_fingerprint"):
+        if cache is not None:
             fields = score_fields(
                 self.verifier.token_score_fingerprint(),
                 {"batch_size": self.batch_size, "passage_separator": self.passage_separator},
                 inputs_sha256(questions, contexts, claims),
             )
         began = time.perf_counter()
-        hit = cache.get(fields) if fields is not None and cache is not None else None
+        hit = cache.get(fields) if cache is not None else None
         if hit is not None:
             scores, computed = hit
         else:
@@ -188,7 +190,7 @@ class SpanDetector:
         seconds = time.perf_counter() - began
         if len(scores) != n:
             raise RuntimeError(f"span detector returned {len(scores)} scores for {n} claims")
-        if hit is None and fields is not None and cache is not None:
+        if hit is None and cache is not None:
             cache.put(fields, scores, computed)
         return SpanScores(
             max_prob=np.array([float(np.max(s.probs)) for s in scores], dtype=np.float64),

@@ -177,7 +177,7 @@ class HriPredicted(Study, name="hri_predicted", params=Params, titles=TITLES, pa
                 "passages": [list(claims[i].passages) for i in judged],
             }
         )
-        answers = judge_units(judges, units, progress, cache) if judges else {}
+        answers = judge_units(judges, units, progress, cache)
         for name, judge in judges.items():
             got = answers[name]
             judge_labels[name] = np.array([v.label for v in got], dtype=object)
