@@ -21,7 +21,7 @@ STUDIES := rq1_cheap_signals rq2_grouped_cv rq3_operating_points rq4_verifier_co
            rq5_source_shift rq5_source_shift_row_cv hri_example hri_calibration \
            hri_predicted claims_verification
 
-.PHONY: setup test test-fast reproduce tables ui services services-stop services-status bench \
+.PHONY: setup test test-fast reproduce tables ui services services-stop services-status bench train-detector \
         lint format clean $(STUDIES)
 
 setup:  ## create .venv and install the project with its pins
@@ -84,3 +84,6 @@ format:
 clean:
 	rm -rf artifacts/* .pytest_cache .ruff_cache
 	touch artifacts/.gitkeep
+
+train-detector:  ## train the local detector (MiniLM-L6, LettuceDetect recipe) and register it (~50 min, 2 cores)
+	$(PY) -m runner experiment=train_detector

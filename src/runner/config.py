@@ -75,6 +75,8 @@ class RunConfig:
     judges: dict[str, Any] = field(default_factory=dict)
     span_detector: Any = None
     routing: Any = None
+    detector: Any = None
+    train: Any = None
     paths: PathsConf = field(default_factory=PathsConf)
 
 
@@ -92,6 +94,7 @@ SCHEMA_MODULES: tuple[str, ...] = (
     "runner.claims.span_detector",
     "runner.verifiers.config",
     "runner.routing.config",
+    "runner.verifiers.detector_config",
 )
 
 

@@ -128,6 +128,8 @@ def build_inputs(cfg: DictConfig, data: Any = None) -> Inputs:
         hri=load_hri_config(cfg.hri) if cfg.get("hri") is not None else None,
         routing=_typed(cfg.get("routing")),
         tracking=_tracking(cfg),
+        detector=_typed(cfg.get("detector")),
+        train=_typed(cfg.get("train")),
     )
 
 

@@ -65,6 +65,9 @@ class StudyResult:
     model : object or None
         A model for the tracking layer to log and register with the run
         (`runner.routing.registry.ModelSpec`); studies never log it themselves.
+    series : dict
+        Metrics with a step (name -> list of (step, value)), e.g. a training loss per
+        step; MLflow keeps each as a metric history.
     """
 
     cells: list[Cell] = field(default_factory=list)
@@ -75,6 +78,7 @@ class StudyResult:
     tags: dict[str, str] = field(default_factory=dict)
     files: dict[str, Any] = field(default_factory=dict)
     model: Any = None
+    series: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
 
     def add(
         self,

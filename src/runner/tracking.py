@@ -245,6 +245,11 @@ class TrackedRun:
         for key, value in _numeric_runtime(result.runtime).items():
             metrics[metric_key("runtime", key)] = value
         metric_items = [Metric(k, v, 0, 0) for k, v in metrics.items()]
+        metric_items += [
+            Metric(metric_key("series", name), float(v), 0, int(step))
+            for name, points in result.series.items()
+            for step, v in points
+        ]
         tag_items = [RunTag(k, v) for k, v in tags.items()]
         batch = self.client.log_batch
         retry_locked(batch, self.run_id, tags=tag_items)

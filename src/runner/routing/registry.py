@@ -42,6 +42,8 @@ class ModelSpec:
     metadata: dict[str, Any]
     input_example: pd.DataFrame
     tags: dict[str, str] = field(default_factory=dict)
+    artifacts: dict[str, str] | None = None  # name -> local path, shipped with the model
+    signature: Any = None  # None: the routing model's signature
 
 
 @dataclass
@@ -104,8 +106,9 @@ def log_result_model(
         info = mlflow.pyfunc.log_model(
             name="model",
             python_model=spec.python_model,
-            signature=signature(),
+            signature=spec.signature if spec.signature is not None else signature(),
             input_example=spec.input_example,
+            artifacts=spec.artifacts,
             metadata=spec.metadata,
             pip_requirements=_pins(),
             registered_model_name=spec.name,

@@ -66,6 +66,8 @@ class Inputs:
         The routing contract (``routing`` group), typed.
     tracking : TrackingConf or None
         Where runs and registered models live (routing studies load models from there).
+    detector, train : DetectorConf, TrainConf or None
+        What `train_detector` trains and how (``detector`` and ``train`` groups), typed.
     """
 
     experiment: str
@@ -83,6 +85,8 @@ class Inputs:
     hri: Any = None
     routing: Any = None
     tracking: Any = None
+    detector: Any = None
+    train: Any = None
 
     def with_data(self, data: Any) -> Inputs:
         """The same inputs with the loaded dataset."""

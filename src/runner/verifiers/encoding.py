@@ -125,6 +125,9 @@ class Encoded:
         The answers the offsets index (pair encodings).
     example_ids : list of str or None
         Named in errors.
+    example_of : ndarray or None
+        When examples were split into several inputs (`runner.verifiers.detector_inputs`):
+        the example position of each input; None when input i is example i.
     """
 
     input_ids: list[list[int]]
@@ -134,6 +137,7 @@ class Encoded:
     stats: TruncationStats
     answers: list[str] | None = None
     example_ids: list[str] | None = None
+    example_of: np.ndarray | None = None
 
     def lengths(self) -> np.ndarray:
         """Input length of every example."""

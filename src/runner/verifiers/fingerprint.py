@@ -79,3 +79,20 @@ def score_fingerprint(verifier: Any, ignore: tuple[str, ...] = ()) -> dict[str, 
     }
     # Settings may hold config mappings or paths: one canonical JSON form.
     return json.loads(json.dumps(record, sort_keys=True, default=str))
+
+
+def folder_sha256(source: str) -> str:
+    """sha256 over a model folder: every file's relative path and bytes, in path order."""
+    from pathlib import Path
+
+    from runner.model_files import files_under
+
+    root = Path(source).expanduser().resolve()
+    digest = hashlib.sha256()
+    for path in files_under(source):
+        name = str(path.relative_to(root)) if path.is_relative_to(root) else path.name
+        digest.update(f"{name}|".encode())
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+    return digest.hexdigest()

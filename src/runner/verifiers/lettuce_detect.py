@@ -1,4 +1,4 @@
-"""LettuceDetect: a ModernBERT token classifier that marks unsupported answer tokens.
+"""LettuceDetect: a token classifier that marks unsupported answer tokens.
 
 Own wrapper over `AutoModelForTokenClassification` (no dependency on the ``lettucedetect``
 package), reproducing its input: a (prompt, answer) token pair, where the prompt is
@@ -7,6 +7,13 @@ the QA template with the question and one passage when the question is non-empty
 summary template otherwise; ``include_question=False`` always uses the summary template).
 Unlike lettucedetect (which chunks a long context), the prompt is cut to ``max_length``
 (the answer never is) and the cut is counted, like every verifier here.
+
+A model trained by ``experiment=train_detector`` (any ``AutoModelForTokenClassification``,
+BERT family included, by path, Hub id or ``models:/`` URI) carries ``detector.json``: its
+input rule (`runner.verifiers.detector_inputs`: evidence selection or sliding windows,
+template, window length) is then used exactly as in training, and a token's probability
+is the maximum over the inputs that hold it. ``input_rule`` overrides the rule's name
+(e.g. ``windows``) to measure another rule on the same weights.
 
 Per answer token: P(hallucinated) = softmax(logits)[class 1]. Only the answer's tokens are
 scored; their character offsets index the answer string, leading whitespace trimmed, and
@@ -27,27 +34,20 @@ import pandas as pd
 from runner.errors import ConfigError, DataError
 from runner.text.token_scores import TokenScores
 from runner.verifiers.base import Verifier, inference, log_odds_against, softmax, verifier_class
-from runner.verifiers.encoding import Encoded, encode_pairs
-from runner.verifiers.loading import LoadedModel
-
-QA_TEMPLATE = (
-    "Briefly answer the following question:\n{question}\nBear in mind that your response "
-    "should be strictly based on the following {num_passages} passages:\n{context}\nIn case "
-    "the passages do not contain the necessary information to answer the question, please "
-    'reply with: "Unable to answer based on given passages."\noutput:'
+from runner.verifiers.detector_inputs import (
+    QA_TEMPLATE,
+    RULES,
+    SUMMARY_TEMPLATE,
+    InputRule,
+    build_segments,
+    format_prompt,
 )
-SUMMARY_TEMPLATE = "Summarize the following text:\n{text}\noutput:"
+from runner.verifiers.encoding import Encoded, encode_pairs
+from runner.verifiers.loading import LoadedModel, resolve_source
 
 HALLUCINATED_CLASS = 1
 RISKS = ("max_prob", "flagged_share")
-
-
-def format_prompt(question: str, context: str, include_question: bool = True) -> str:
-    """LettuceDetect's prompt for one passage (lettucedetect 0.2.x, English)."""
-    block = f"passage 1: {context}"
-    if include_question and question.strip():
-        return QA_TEMPLATE.format(question=question, num_passages=1, context=block)
-    return SUMMARY_TEMPLATE.format(text=block)
+__all__ = ["QA_TEMPLATE", "SUMMARY_TEMPLATE", "LettuceDetectVerifier", "format_prompt"]
 
 
 @verifier_class(
@@ -67,6 +67,9 @@ class LettuceDetectVerifier(Verifier):
         Which example risk `score` returns (both: `risk_components`).
     include_question : bool
         Put the question in the prompt (QA template).
+    input_rule : {None, "truncate", "evidence", "windows"}
+        None: the rule of the model's ``detector.json`` when it has one, else ``truncate``
+        (the prompt cut to ``max_length``). A name overrides the trained rule's name only.
     Other parameters are `runner.verifiers.base.Verifier`'s, with the defaults given to
     `verifier_class` above.
     """
@@ -77,6 +80,7 @@ class LettuceDetectVerifier(Verifier):
     threshold: float = inference(0.5)
     risk: str = inference("max_prob")
     include_question: bool = inference(True)
+    input_rule: str | None = inference(None)
 
     def _validate(self) -> None:
         super()._validate()
@@ -84,6 +88,8 @@ class LettuceDetectVerifier(Verifier):
             raise ConfigError(f"lettucedetect: risk {self.risk!r} not in {RISKS}")
         if not 0.0 <= float(self.threshold) < 1.0:
             raise ConfigError(f"lettucedetect: threshold must be in [0, 1), got {self.threshold}")
+        if self.input_rule is not None and self.input_rule not in RULES:
+            raise ConfigError(f"lettucedetect: input_rule {self.input_rule!r} not in {RULES}")
 
     def _model_class(self) -> type:
         from transformers import AutoModelForTokenClassification
@@ -101,6 +107,46 @@ class LettuceDetectVerifier(Verifier):
                 f"lettucedetect: model {loaded.name} has "
                 f"{loaded.model.config.num_labels} labels, expected 2"
             )
+        self._card = None
+        if self.weights == "pretrained":
+            from runner.verifiers.detector_training import read_detector_card
+
+            self._card = read_detector_card(resolve_source(self.model, self.revision))
+        positions = getattr(loaded.model.config, "max_position_embeddings", None)
+        length = self.rule().max_length
+        if self.weights == "pretrained" and positions is not None and length > int(positions):
+            raise ConfigError(
+                f"lettucedetect: max_length={length} exceeds the {positions} positions of "
+                f"{loaded.name}; set max_length <= {positions} (e.g. "
+                f"verifiers.<name>.max_length={min(int(positions), 512)})"
+            )
+
+    def rule(self) -> InputRule:
+        """The input rule in force: the trained model's (``detector.json``) or ``truncate``
+        at this verifier's ``max_length``; ``input_rule`` renames the rule."""
+        card = getattr(self, "_card", None)
+        if card is None:
+            return InputRule(
+                rule=self.input_rule or "truncate",
+                max_length=int(self.max_length),
+                template="lettucedetect",
+                include_question=bool(self.include_question),
+            )
+        trained = dict(card["input_rule"])
+        if self.input_rule is not None:
+            trained["rule"] = self.input_rule
+        return InputRule(**trained)
+
+    def runtime_info(self) -> dict[str, Any]:
+        """The base record plus the input rule in force and what it did in the last call."""
+        info = super().runtime_info()
+        if getattr(self, "_base", None) is not None:
+            info["input_rule"] = self.rule().to_dict()
+            info["trained_detector"] = getattr(self, "_card", None) is not None
+        stats = getattr(self, "last_input_stats_", None)
+        if stats is not None:
+            info["input_stats"] = stats
+        return info
 
     def _encode_lists(
         self,
@@ -109,14 +155,20 @@ class LettuceDetectVerifier(Verifier):
         answers: Sequence[str],
         ids: Sequence[str],
     ) -> Encoded:
-        evidence = self.select_evidence(contexts, answers)
-        prompts = [
-            format_prompt(q, e, self.include_question)
-            for q, e in zip(questions, evidence, strict=True)
-        ]
-        return encode_pairs(
-            self.loaded.tokenizer, prompts, list(answers), self.max_length, ids, offsets=True
-        )
+        rule = self.rule()
+        if rule.rule == "truncate" and getattr(self, "_card", None) is None:
+            evidence = self.select_evidence(contexts, answers)
+            prompts = [
+                format_prompt(q, e, self.include_question)
+                for q, e in zip(questions, evidence, strict=True)
+            ]
+            return encode_pairs(
+                self.loaded.tokenizer, prompts, list(answers), self.max_length, ids, offsets=True
+            )
+        segments = build_segments(self.loaded.tokenizer, rule, questions, contexts, answers, ids)
+        segments.encoded.example_of = segments.example_of
+        self.last_input_stats_ = segments.stats.to_dict()
+        return segments.encoded
 
     def encode(self, frame: pd.DataFrame) -> Encoded:
         """(prompt, answer) pairs with answer-token offsets; only the prompt is cut."""
@@ -128,10 +180,13 @@ class LettuceDetectVerifier(Verifier):
         )
 
     def _token_scores(self, logits: list[np.ndarray], encoded: Encoded) -> list[TokenScores]:
-        return [
+        scores = [
             TokenScores(offsets, softmax(z)[:, HALLUCINATED_CLASS])
             for z, offsets in zip(*self._answer_logits(logits, encoded), strict=True)
         ]
+        if encoded.example_of is None:
+            return scores
+        return [_merged(part) for part in _by_example(scores, encoded.example_of)]
 
     def _answer_logits(
         self, logits: list[np.ndarray], encoded: Encoded
@@ -213,4 +268,30 @@ class LettuceDetectVerifier(Verifier):
         if self.risk != "max_prob":
             raise ConfigError("lettucedetect: risk_logit exists for risk=max_prob only")
         rows, _ = self._answer_logits(logits, encoded)
-        return np.array([(-log_odds_against(z, HALLUCINATED_CLASS)).max() for z in rows])
+        per_input = [(-log_odds_against(z, HALLUCINATED_CLASS)).max() for z in rows]
+        if encoded.example_of is None:
+            return np.array(per_input)
+        return np.array([max(part) for part in _by_example(per_input, encoded.example_of)])
+
+
+def _by_example(values: list, example_of: np.ndarray) -> list[list]:
+    """Per-input values grouped by example, in example order (inputs of one example are
+    contiguous, in answer order)."""
+    groups: list[list] = [[] for _ in range(int(example_of.max()) + 1 if len(example_of) else 0)]
+    for value, owner in zip(values, example_of, strict=True):
+        groups[int(owner)].append(value)
+    return groups
+
+
+def _merged(parts: list[TokenScores]) -> TokenScores:
+    """One example's token scores from its inputs: a token seen in several windows keeps
+    its largest probability; tokens ordered by offset."""
+    if len(parts) == 1:
+        return parts[0]
+    best: dict[tuple[int, int], float] = {}
+    for part in parts:
+        for offset, p in zip(part.offsets, part.probs, strict=True):
+            key = (int(offset[0]), int(offset[1]))
+            best[key] = max(best.get(key, 0.0), float(p))
+    offsets = sorted(best)
+    return TokenScores(offsets, np.array([best[k] for k in offsets]))

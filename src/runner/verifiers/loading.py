@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,6 +94,8 @@ def resolve_source(model: str, revision: str | None = None) -> str:
     ModelNotAvailableError
         At once, saying how to provide the model.
     """
+    if model.startswith("models:/"):
+        return registered_folder(model)
     path = Path(model).expanduser()
     if path.is_dir():
         if not (path / "config.json").is_file():
@@ -117,6 +120,76 @@ def resolve_source(model: str, revision: str | None = None) -> str:
         f"Hub cache, while the Hub is offline (HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE set). "
         + how_to_provide(model)
     )
+
+
+REGISTRY_ARTIFACT = "detector"
+"""The artifact of a registered detector that holds its weights folder
+(`runner.verifiers.detector_model`)."""
+
+
+def registry_tracking_uri() -> str:
+    """Where ``models:/`` URIs are looked up: ``MLFLOW_TRACKING_URI``, else the runner's
+    default store (SQLite under the artifacts folder, as ``tracking=sqlite`` uses)."""
+    from runner.paths import artifacts_dir
+
+    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{artifacts_dir() / 'mlflow.db'}"
+
+
+def registered_folder(uri: str) -> str:
+    """The weights folder of a registered detector, ``models:/<name>@<alias>`` or
+    ``models:/<name>/<version>``, copied once per version under the artifacts cache.
+
+    Raises
+    ------
+    ModelNotAvailableError
+        The URI is malformed, not in the registry, or its model ships no weights folder.
+    """
+    import mlflow
+    from mlflow.exceptions import MlflowException
+
+    match = re.match(r"^models:/(?P<name>[^/@]+)(?:@(?P<alias>[^/]+)|/(?P<version>\d+))$", uri)
+    tracking = registry_tracking_uri()
+    if not match:
+        raise ModelNotAvailableError(
+            f"model {uri!r}: expected models:/<name>@<alias> or models:/<name>/<version>"
+        )
+    client = mlflow.MlflowClient(tracking_uri=tracking, registry_uri=tracking)
+    try:
+        if match["alias"]:
+            version = client.get_model_version_by_alias(match["name"], match["alias"])
+        else:
+            version = client.get_model_version(match["name"], match["version"])
+    except MlflowException as exc:
+        raise ModelNotAvailableError(
+            f"model {uri!r} is not in the registry at {tracking} (set MLFLOW_TRACKING_URI to "
+            f"another store, or train one: python -m runner experiment=train_detector): "
+            f"{str(exc).splitlines()[0]}"
+        ) from None
+    from runner.paths import artifacts_dir
+
+    cache = artifacts_dir() / "cache" / "registry" / match["name"] / str(version.version)
+    folder = cache / "artifacts" / REGISTRY_ARTIFACT
+    if not (folder / "config.json").is_file():
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(str(cache) + f".tmp{os.getpid()}")
+        mlflow.set_registry_uri(tracking)
+        with contextlib.suppress(FileNotFoundError):
+            shutil.rmtree(tmp)
+        mlflow.artifacts.download_artifacts(
+            artifact_uri=f"models:/{match['name']}/{version.version}",
+            dst_path=str(tmp),
+            tracking_uri=tracking,
+        )
+        if not (tmp / "artifacts" / REGISTRY_ARTIFACT / "config.json").is_file():
+            raise ModelNotAvailableError(
+                f"model {uri!r} (version {version.version}) ships no '{REGISTRY_ARTIFACT}' "
+                f"weights folder: it is not a detector registered by train_detector"
+            )
+        if cache.exists():  # another process copied it meanwhile
+            shutil.rmtree(tmp)
+        else:
+            os.replace(tmp, cache)
+    return str(folder.resolve())
 
 
 def read_config_json(source: str, revision: str | None = None) -> dict[str, Any]:
