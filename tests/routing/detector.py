@@ -14,7 +14,6 @@ import json
 from pathlib import Path
 
 import pandas as pd
-
 from tests.conftest import real_data_dir
 
 
@@ -44,7 +43,9 @@ def save_tiny_detector(folder: Path, seed: int = 0) -> Path:
     return folder
 
 
-def ragtruth_file(path: Path, per_task: int = 30, tasks: tuple[str, ...] = ("QA", "Summary")) -> Path:
+def ragtruth_file(
+    path: Path, per_task: int = 30, tasks: tuple[str, ...] = ("QA", "Summary")
+) -> Path:
     """Real RAGTruth test rows as a ``rag_file`` (one source; both labels in every task).
 
     The first `per_task` rows of each task in file order, a third of them hallucinated,

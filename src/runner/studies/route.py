@@ -183,7 +183,8 @@ def _cascade(
         "threshold_source": "routing.verifier_threshold"
         if routing.verifier_threshold is not None
         else "the verifier's own",
-        "verify_rows": scored.rows_sent,
+        "verify_rows": int(band.sum()),
+        "rows_sent_to_verifier": scored.rows_sent,
         "verifier_ms_per_verified_row": scored.ms_per_row,
         "verifier_load_seconds": scored.load_seconds,
         "cascade_ms_per_example": gate_ms + scored.rows_sent / n * scored.ms_per_row,
