@@ -227,6 +227,7 @@ def test_a_verifier_scores_only_the_verify_band_of_the_cascade(fitted):
         "routing.verifier=lexical",
         "+verifiers.lexical._target_=runner.gates.FeatureGate",
         "+verifiers.lexical.feature=rouge_l_risk",
+        "routing.verifier_threshold=0.5",  # a gate has no flag threshold of its own
     )
     decisions = pd.read_parquet(out.output_dir / "decisions.parquet")
     band = decisions["decision"] == "verify"

@@ -40,6 +40,7 @@ def test_the_report_covers_every_gate_scope_source_and_budget(tmp_path):
     out = report(tmp_path / "a", f"dataset.path={FIXTURE}")
     cells = out.result.cells_frame()
     rows = set(cells.loc[cells["table"] == "operating", "row"])
+    assert "cascade" not in set(cells["table"]) and "cascade" not in out.result.runtime
     for scope in ("Combined", "QA", "Summary", "Macro"):
         for gate in ("uncovered", "rouge_l", "ragscope_e"):
             assert f"{scope} / {gate}" in rows

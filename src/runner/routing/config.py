@@ -35,6 +35,7 @@ class RoutingConf:
     audit_fraction: float = 0.0
     on_unseen_source: str = "warn"
     verifier: Optional[str] = None
+    verifier_threshold: Optional[float] = None
 
 
 SCHEMAS: list[tuple[str, str, str]] = [

@@ -4,13 +4,19 @@ The seed paper's deployment summary, computed on the team's data: out-of-fold AU
 review precision and accepted risk at configurable budgets with 95 % context-group
 bootstrap intervals (Combined, and per ``task`` when the file has several), ms per example
 from raw text, and, when ``source`` has two or more values, leave-source-out and
-target-label rows. Writes ``report.md`` / ``report.html`` with the figures inline.
+target-label rows. With ``routing.verifier=<name>`` (a configured verifier), the report
+adds that verifier on every row and the cascade (``routing.gate`` on every row, the
+verifier on its verify band at the contract's budgets) to every table, and a ``cascade``
+table with their ms/example (`runner.routing.cascade_report`). Writes ``report.md`` /
+``report.html`` with the figures inline.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import pandas as pd
 
 from runner.errors import ConfigError
 from runner.evaluation import scopes as rs
@@ -19,7 +25,10 @@ from runner.evaluation.operating import accepted_risk_grid, review_precision_gri
 from runner.evaluation.timing import gate_runtime
 from runner.features import with_lexical_features
 from runner.results import StudyResult
+from runner.routing import cascade as cs
+from runner.routing import cascade_report as cr
 from runner.routing import report as rp
+from runner.routing.config import check_routing, routing_or_defaults
 from runner.routing.report import require_labels  # also used by fit_gate
 from runner.studies.contract import Inputs, Study
 
@@ -27,6 +36,7 @@ TITLES = {
     **rp.TITLES,
     "curve_review": "Review precision by reviewed share (%)",
     "curve_accept": "Accepted risk by accepted share (%)",
+    "cascade": cr.TITLE,
 }
 REVIEW_GRID = [i / 100 for i in range(5, 51, 5)]
 ACCEPT_GRID = [i / 100 for i in range(10, 95, 5)]
@@ -56,6 +66,7 @@ class OperatingReport(Study, name="operating_report", params=Params, titles=TITL
                     raise ConfigError(f"study.params.{key}: {value} is not a fraction in (0, 1]")
         if not inputs.gates:
             raise ConfigError("operating_report needs at least one gate (gates.<name>)")
+        _check_cascade(inputs)
 
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
         """Score every gate out of fold and report the operating points with intervals."""
@@ -65,12 +76,18 @@ class OperatingReport(Study, name="operating_report", params=Params, titles=TITL
         frame = with_lexical_features(data.frame, inputs.cache_dir).reset_index(drop=True)
         splitter = inputs.require("split")
         scores = score_gates(gates, frame, splitter, progress=inputs.progress)
+        cascade = _run_cascade(inputs, scores, frame)
+        names = list(gates)
+        if cascade is not None:
+            scores[cascade.verifier] = cascade.verifier_alone
+            scores[cascade.name] = cascade.cascade
+            names += [cascade.verifier, cascade.name]
         result = StudyResult(scores=scores, titles=dict(TITLES))
-        rp.add_operating_table(
-            result, scores, list(gates), boot, params.review_budgets, params.accept_budgets
+        stats = rp.add_operating_table(
+            result, scores, names, boot, params.review_budgets, params.accept_budgets
         )
         y = scores["label"].to_numpy()
-        for gate in gates:
+        for gate in names:
             s = scores[gate].to_numpy(float)
             for r, v in zip(REVIEW_GRID, review_precision_grid(y, s, REVIEW_GRID), strict=True):
                 result.add("curve_review", gate, rp.pct(r), float(v))
@@ -94,6 +111,20 @@ class OperatingReport(Study, name="operating_report", params=Params, titles=TITL
             result.runtime["gates"] = gate_runtime(
                 gates, frame, splitter, params.timing_rows, params.timing_repeats
             )
+        if cascade is not None:
+            timed = result.runtime.get("gates", {}).get(cascade.gate)
+            gate_ms = timed["median_ms_per_example"] if timed else None
+            cr.add_cascade_table(
+                result, stats, cascade, y, params.review_budgets, params.accept_budgets, gate_ms
+            )
+            result.runtime["cascade"] = {
+                "gate": cascade.gate,
+                "verifier": cascade.verifier,
+                "threshold": cascade.threshold,
+                "share_sent_to_verifier": cascade.band_share,
+                "verifier_ms_per_verified_row": cascade.ms_band,
+                "verifier_alone_ms_per_example": cascade.ms_alone,
+            }
         result.extra["data.json"] = {
             "name": data.name,
             "fingerprint": data.fingerprint,
@@ -123,5 +154,57 @@ class OperatingReport(Study, name="operating_report", params=Params, titles=TITL
             f"{info.get('tasks')}; data fingerprint `{info.get('fingerprint')}`.",
             "Scores are out of fold (grouped CV: no context group on both sides of a fold).",
         ]
+        cascade = result.runtime.get("cascade")
+        if cascade:
+            header.append(
+                f"Cascade `{cascade['gate']} -> {cascade['verifier']}`: the gate routes every "
+                f"row; the verifier scores the gate's verify band "
+                f"({100 * cascade['share_sent_to_verifier']:.1f} % of rows) and, at threshold "
+                f"{cascade['threshold']:g}, sends a verified row to review or accepts it. "
+                f"`{cascade['verifier']}` alone scores every row."
+            )
         md = rp.render_markdown(result, out_dir, header)
         return {"report.md": md, "report.html": rp.render_html(md, out_dir, "Operating report")}
+
+
+def _check_cascade(inputs: Inputs) -> None:
+    """A named verifier is configured, has a threshold and no gate's name; none is unused."""
+    routing = routing_or_defaults(inputs.routing)
+    if not routing.verifier:
+        if inputs.verifiers:
+            raise ConfigError(
+                f"operating_report: verifiers {sorted(inputs.verifiers)} are configured but "
+                "routing.verifier is unset; name the one the cascade uses "
+                "(routing.verifier=<name>) or remove them"
+            )
+        return
+    check_routing(routing)
+    verifier = cs.configured_verifier(routing.verifier, inputs.verifiers, "routing.verifier")
+    cs.verifier_threshold(verifier, routing.verifier_threshold, routing.verifier)
+    if routing.gate not in inputs.gates:
+        raise ConfigError(
+            f"routing.gate={routing.gate!r} is not a configured gate (configured: "
+            f"{sorted(inputs.gates)}); the cascade needs the gate that routes the rows"
+        )
+    if routing.verifier in inputs.gates:
+        raise ConfigError(
+            f"routing.verifier={routing.verifier!r} is also a gate's name; rename the verifier"
+        )
+
+
+def _run_cascade(inputs: Inputs, scores: pd.DataFrame, frame: pd.DataFrame) -> cr.CascadeRun | None:
+    """The cascade of ``routing.gate`` and ``routing.verifier`` (None when no verifier)."""
+    routing = routing_or_defaults(inputs.routing)
+    if not routing.verifier:
+        return None
+    verifier = inputs.verifiers[routing.verifier]
+    return cr.run_cascade(
+        scores,
+        frame,
+        routing.gate,
+        routing.verifier,
+        verifier,
+        routing.review_budget,
+        routing.accept_budget,
+        cs.verifier_threshold(verifier, routing.verifier_threshold, routing.verifier),
+    )

@@ -5,9 +5,12 @@ Writes ``decisions.parquet`` (``id, risk, decision, audit`` plus ``source``,
 The risks come from the registered pyfunc model, the same object `mlflow models serve`
 answers with. Rows from sources the gate was not fitted on are reported loudly and handled
 by ``routing.on_unseen_source``. With ``routing.verifier=<name>`` the configured verifier
-scores the ``verify`` band only (the cascade), timed against it scoring every row. When the
-file has labels, the realised review precision and accepted risk are reported beside the
-model's out-of-fold promise.
+scores the ``verify`` band only (`runner.routing.cascade`): its risk is the ``<name>_risk``
+column and ``final_decision`` turns each verified row into accept or review at the verifier
+threshold, the gate's ``decision`` kept beside it; the rows sent and the verifier's
+ms/example go into the summary, the tables and MLflow. When the file has labels, the
+realised review precision and accepted risk are reported beside the model's out-of-fold
+promise (and, with a verifier, after it).
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ import pandas as pd
 
 from runner.errors import ConfigError
 from runner.results import StudyResult
+from runner.routing import cascade as cs
 from runner.routing import route as rt
-from runner.routing.config import check_routing, routing_or_defaults
+from runner.routing.config import RoutingConf, check_routing, routing_or_defaults
 from runner.routing.model import INPUT_FIELDS
 from runner.routing.registry import load_routed_model, parse_model_uri
 from runner.studies.contract import Inputs, Study
@@ -30,6 +34,7 @@ from runner.studies.contract import Inputs, Study
 TITLES = {
     "decisions": "Routed rows per decision",
     "realised": "Realised on this file's labels vs the model's out-of-fold promise",
+    "final": "Final decisions: the verifier decides the verify band (routing.verifier)",
 }
 
 
@@ -50,12 +55,11 @@ class Route(Study, name="route", params=Params, titles=TITLES):
         if not routing.model_uri:
             raise ConfigError("route needs routing.model_uri=models:/<name>@champion")
         parse_model_uri(routing.model_uri)
-        if routing.verifier and routing.verifier not in inputs.verifiers:
-            raise ConfigError(
-                f"routing.verifier={routing.verifier!r} is not a configured verifier "
-                f"(configured: {sorted(inputs.verifiers)}); add one with "
-                f"+verifier@verifiers.{routing.verifier}=<config>"
+        if routing.verifier:
+            verifier = cs.configured_verifier(
+                routing.verifier, inputs.verifiers, "routing.verifier"
             )
+            cs.verifier_threshold(verifier, routing.verifier_threshold, routing.verifier)
 
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
         """Load the model, route every row, mark the audit sample, summarise."""
@@ -93,15 +97,19 @@ class Route(Study, name="route", params=Params, titles=TITLES):
         result.add("decisions", "audit", "rows", int(audit.sum()))
         result.add("decisions", "unseen source", "rows", int(is_unseen.sum()))
         runtime = {"gate_ms_per_example": gate_ms, "rows": len(frame)}
+        cascade = None
         if routing.verifier:
-            runtime["cascade"] = _cascade(
-                inputs.verifiers[routing.verifier], routing.verifier, frame, decisions, gate_ms
-            )
+            cascade = _cascade(routing, inputs.verifiers, frame, decisions, gate_ms, result)
+            runtime["cascade"] = cascade
         if data.info.get("labelled"):
             labels = frame["label"].to_numpy(dtype=np.int64)
             promise = model.metadata.get("oof_realised") or {}
             for key, value in rt.realised(labels, decisions["decision"].to_numpy()).items():
                 result.add("realised", key, "this file", value)
+            if cascade is not None:
+                final = decisions["final_decision"].to_numpy()
+                for key, value in rt.realised(labels, final).items():
+                    result.add("realised", key, "after verifier", value)
             result.add(
                 "realised", "review precision", "OOF promise", promise.get("review_precision")
             )
@@ -122,6 +130,11 @@ class Route(Study, name="route", params=Params, titles=TITLES):
             "training_sources": training_sources,
             "thresholds": model.metadata.get("thresholds"),
         }
+        if cascade is not None:
+            result.extra["summary.json"]["cascade"] = {
+                **cascade,
+                "final_counts": decisions["final_decision"].value_counts().sort_index().to_dict(),
+            }
         result.tags.update(
             {
                 "model_name": model.name,
@@ -134,23 +147,47 @@ class Route(Study, name="route", params=Params, titles=TITLES):
 
 
 def _cascade(
-    verifier: Any, name: str, frame: pd.DataFrame, decisions: pd.DataFrame, gate_ms: float
-) -> dict:
-    """Score the verify band with the verifier; cost of the cascade vs the verifier alone."""
-    band = np.flatnonzero(decisions["decision"].to_numpy() == "verify")
-    scores = pd.array([pd.NA] * len(frame), dtype="Float64")
-    verify_ms = 0.0
-    if band.size:
-        start = time.perf_counter()
-        scores[band] = verifier.score(frame.iloc[band].reset_index(drop=True))
-        verify_ms = (time.perf_counter() - start) * 1000.0 / band.size
-    decisions[f"{name}_risk"] = scores
-    share = band.size / len(frame)
+    routing: RoutingConf,
+    verifiers: dict[str, Any],
+    frame: pd.DataFrame,
+    decisions: pd.DataFrame,
+    gate_ms: float,
+    result: StudyResult,
+) -> dict[str, Any]:
+    """Send the verify band to the verifier, add its risk and the final decision, count it.
+
+    Adds ``<name>_risk`` (empty outside the band) and ``final_decision`` to `decisions`,
+    the ``final`` table to `result`; returns the cascade's record (runtime, summary).
+    """
+    name = routing.verifier
+    verifier = verifiers[name]
+    threshold = cs.verifier_threshold(verifier, routing.verifier_threshold, name)
+    band = decisions["decision"].to_numpy() == "verify"
+    scored = cs.score_band(verifier, frame, band)
+    risk = pd.array(scored.risk, dtype="Float64")
+    risk[~band] = pd.NA
+    decisions[f"{name}_risk"] = risk
+    final = cs.final_decisions(decisions["decision"].to_numpy(), scored.risk, threshold)
+    decisions["final_decision"] = final.astype(str)
+    n = len(decisions)
+    result.add("final", "sent to verifier", "rows", scored.rows_sent)
+    result.add("final", "sent to verifier", "share", scored.rows_sent / n)
+    for outcome in ("accept", "review"):
+        for source, mask in (("verified", band), ("total", np.ones(n, dtype=bool))):
+            count = int(((final == outcome) & mask).sum())
+            result.add("final", f"{outcome} ({source})", "rows", count)
+            result.add("final", f"{outcome} ({source})", "share", count / n)
     return {
         "verifier": name,
-        "verify_rows": int(band.size),
-        "verifier_ms_per_verified_row": verify_ms,
-        "cascade_ms_per_example": gate_ms + share * verify_ms,
-        "verifier_on_every_row_ms_per_example": verify_ms,
+        "threshold": threshold,
+        "threshold_source": "routing.verifier_threshold"
+        if routing.verifier_threshold is not None
+        else "the verifier's own",
+        "verify_rows": int(band.sum()),
+        "rows_sent_to_verifier": scored.rows_sent,
+        "verifier_ms_per_verified_row": scored.ms_per_row,
+        "verifier_load_seconds": scored.load_seconds,
+        "cascade_ms_per_example": gate_ms + scored.rows_sent / n * scored.ms_per_row,
+        "verifier_on_every_row_ms_per_example": scored.ms_per_row,
         "note": "verifier on every row is the measured per-row verifier cost on the verify band",
     }

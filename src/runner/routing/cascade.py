@@ -1,0 +1,145 @@
+"""The verifier cascade: the gate routes every row, a verifier decides the verify band.
+
+Why a part of its own: `route` applies the cascade to traffic and `operating_report` shows
+what it buys on labelled rows, so both must send the same rows to the verifier and turn
+its risk into the same decision. The rules, in one place:
+
+- only rows the gate puts in the ``verify`` band reach the verifier (`score_band`, which
+  counts the rows it sent and times them, loading the model first so loading is not
+  counted as cost);
+- a verified row is ``review`` when the verifier's risk >= the verifier threshold, else
+  ``accept`` (`final_decisions`); the threshold is ``routing.verifier_threshold``, or the
+  verifier's own flag threshold (LettuceDetect's ``threshold``: a token at or above it
+  flags the answer); a verifier with neither is a configuration error;
+- as one ranking (`cascade_risk`), the gate's review band ranks above the verify band and
+  the verify band above the accept band; inside the verify band rows rank by the
+  verifier's risk, inside the other two by the gate's. A larger review budget then reviews
+  the verifier's riskiest rows of the band next, which is how a team would spend it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import rankdata
+
+from runner.errors import ConfigError
+
+BAND_ORDER = {"accept": 0, "verify": 1, "review": 2}
+"""Rank of each gate band in the cascade's ranking (higher = riskier)."""
+
+
+def configured_verifier(name: str, verifiers: Mapping[str, Any], key: str) -> Any:
+    """The verifier `name` among the configured ones, or a `ConfigError` saying how to add it."""
+    if name not in verifiers:
+        raise ConfigError(
+            f"{key}={name!r} is not a configured verifier (configured: {sorted(verifiers)}); "
+            f"add one with +verifier@verifiers.{name}=<config>, e.g. "
+            f"+verifier@verifiers.{name}=lettucedetect"
+        )
+    return verifiers[name]
+
+
+def verifier_threshold(verifier: Any, setting: float | None, name: str) -> float:
+    """The risk at or above which a verified row goes to review.
+
+    Parameters
+    ----------
+    verifier : scorer
+        The configured verifier (its ``threshold`` attribute, when it has one, is the
+        default: the flag threshold it was built with).
+    setting : float or None
+        ``routing.verifier_threshold``; None = the verifier's own.
+    name : str
+        The verifier's name in the experiment, for the message.
+
+    Raises
+    ------
+    ConfigError
+        When neither is set, or the setting is not a finite number.
+    """
+    value = setting if setting is not None else getattr(verifier, "threshold", None)
+    if value is None:
+        raise ConfigError(
+            f"routing.verifier={name!r}: {type(verifier).__name__} has no flag threshold of "
+            "its own; set routing.verifier_threshold=<risk at or above which a verified row "
+            "goes to review>"
+        )
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+        raise ConfigError(f"routing.verifier_threshold={value!r}: a finite number")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class BandScores:
+    """The verifier's risk on the verify band, and what scoring it cost.
+
+    Attributes
+    ----------
+    risk : ndarray of float
+        One per row of the frame; NaN for rows the verifier did not see.
+    rows_sent : int
+        Rows passed to the verifier (the band's size, counted at the call).
+    ms_per_row : float
+        Wall-clock ms per verified row (0 when the band is empty).
+    load_seconds : float
+        Time spent loading the verifier's model before the timed call.
+    """
+
+    risk: np.ndarray
+    rows_sent: int
+    ms_per_row: float
+    load_seconds: float
+
+
+def score_band(verifier: Any, frame: pd.DataFrame, band: np.ndarray) -> BandScores:
+    """Score only the rows of `frame` where `band` is True, timing the call."""
+    band = np.asarray(band, dtype=bool)
+    risk = np.full(len(frame), np.nan)
+    rows = frame.iloc[np.flatnonzero(band)].reset_index(drop=True)
+    if rows.empty:
+        return BandScores(risk, 0, 0.0, 0.0)
+    start = time.perf_counter()
+    if callable(getattr(verifier, "load", None)):
+        verifier.load()
+    load_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    scores = np.asarray(verifier.score(rows), dtype=np.float64)
+    ms = (time.perf_counter() - start) * 1000.0 / len(rows)
+    if scores.shape != (len(rows),):
+        raise ValueError(f"verifier returned {scores.shape} scores for {len(rows)} rows")
+    risk[band] = scores
+    return BandScores(risk, len(rows), ms, load_seconds)
+
+
+def final_decisions(decision: np.ndarray, risk: np.ndarray, threshold: float) -> np.ndarray:
+    """The gate's decision outside the verify band; review / accept by `threshold` inside."""
+    decision = np.asarray(decision, dtype=object)
+    out = decision.copy()
+    band = decision == "verify"
+    out[band] = np.where(np.asarray(risk)[band] >= threshold, "review", "accept")
+    return out
+
+
+def cascade_risk(gate_risk: np.ndarray, verifier_risk: np.ndarray, bands: np.ndarray) -> np.ndarray:
+    """One score ranking rows as the cascade does: band first, then the band's own scorer.
+
+    Each row gets ``band rank + (its rank within the band) / (band size + 1)``, so the
+    bands never interleave and ties within a band stay ties (average ranks).
+    """
+    bands = np.asarray(bands, dtype=object)
+    out = np.full(bands.shape[0], np.nan)
+    for band, rank in BAND_ORDER.items():
+        rows = np.flatnonzero(bands == band)
+        if not rows.size:
+            continue
+        within = verifier_risk[rows] if band == "verify" else gate_risk[rows]
+        if np.isnan(within).any():
+            raise ValueError(f"cascade_risk: a {band} row has no score")
+        out[rows] = rank + rankdata(within, method="average") / (rows.size + 1)
+    return out

@@ -1,0 +1,140 @@
+"""`route` with ``routing.verifier``: a saved BERT detector decides the gate's verify band.
+
+Real RAGTruth test rows as a team's file, `fit_gate` registers the gate (MLflow on
+SQLite), then `route` runs with and without the detector (a tiny random BERT token
+classifier saved with ``save_pretrained``, loaded by folder as a trained one is).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import mlflow
+import numpy as np
+import pandas as pd
+import pytest
+from hydra import compose, initialize_config_dir
+from tests.routing.detector import ragtruth_file, save_tiny_detector
+
+from runner.config import register_configs
+from runner.errors import ConfigError
+from runner.pipeline import run
+
+ROOT = Path(__file__).resolve().parents[2]
+GATE_COLUMNS = ["id", "risk", "decision", "audit", "source", "unseen_source", "model"]
+register_configs()
+pytestmark = pytest.mark.slow
+
+
+def experiment(artifacts: Path, name: str, *overrides: str):
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        cfg = compose(
+            "config",
+            overrides=[
+                f"experiment={name}",
+                "progress=false",
+                "bootstrap=fast",
+                f"paths.artifacts_dir={artifacts}",
+                *overrides,
+            ],
+        )
+    return run(cfg)
+
+
+@pytest.fixture(scope="module")
+def contract(tmp_path_factory):
+    """A registered gate, the real rows it routes, and the detector's overrides."""
+    root = tmp_path_factory.mktemp("route_cascade")
+    rows = ragtruth_file(root / "ragtruth.jsonl")
+    detector = save_tiny_detector(root / "detector")
+    experiment(root, "fit_gate", f"dataset.path={rows}")
+    with_detector = [
+        "+verifier@verifiers.detector=lettucedetect",
+        f"verifiers.detector.model={detector}",
+        "verifiers.detector.max_length=512",  # BERT's 512 positions (the class default is 4096)
+        "routing.verifier=detector",
+    ]
+    return root, rows, with_detector
+
+
+def route(root: Path, rows: Path, *overrides: str):
+    return experiment(
+        root, "route", f"dataset.path={rows}", "routing.audit_fraction=0.2", *overrides
+    )
+
+
+def test_the_detector_decides_only_the_verify_band_and_the_gate_decision_stays(contract):
+    root, rows, with_detector = contract
+    plain = route(root, rows)
+    gate_only = pd.read_parquet(plain.output_dir / "decisions.parquet")
+    assert list(gate_only.columns) == GATE_COLUMNS  # unset: the gate-only file, as before
+    assert "cascade" not in plain.result.runtime
+    assert "cascade" not in json.loads((plain.output_dir / "summary.json").read_text())
+    assert "final" not in set(plain.result.cells_frame()["table"])
+
+    own = route(root, rows, *with_detector)
+    first = pd.read_parquet(own.output_dir / "decisions.parquet")
+    band = (first["decision"] == "verify").to_numpy()
+    assert 0 < band.sum() < len(first)
+    assert first.loc[band, "detector_risk"].notna().all()
+    assert first.loc[~band, "detector_risk"].isna().all()
+    assert own.result.runtime["cascade"]["threshold_source"] == "the verifier's own"
+    assert own.result.runtime["cascade"]["threshold"] == 0.5  # LettuceDetect's flag threshold
+
+    # A threshold inside the band's risks, so both outcomes occur.
+    threshold = float(np.median(first.loc[band, "detector_risk"].to_numpy(float)))
+    out = route(root, rows, *with_detector, f"routing.verifier_threshold={threshold}")
+    decisions = pd.read_parquet(out.output_dir / "decisions.parquet")
+    assert list(decisions.columns) == [*GATE_COLUMNS, "detector_risk", "final_decision"]
+    pd.testing.assert_frame_equal(decisions[GATE_COLUMNS], gate_only)
+    risk = decisions["detector_risk"].to_numpy(float, na_value=np.nan)
+    np.testing.assert_allclose(risk[band], first.loc[band, "detector_risk"].to_numpy(float))
+    expected = np.where(band, np.where(risk >= threshold, "review", "accept"), gate_only.decision)
+    assert decisions["final_decision"].tolist() == expected.tolist()
+    verified = decisions.loc[band, "final_decision"]
+    assert set(verified) == {"accept", "review"}
+
+    summary = json.loads((out.output_dir / "summary.json").read_text())["cascade"]
+    assert summary["rows_sent_to_verifier"] == summary["verify_rows"] == int(band.sum())
+    assert summary["threshold"] == threshold
+    assert summary["threshold_source"] == "routing.verifier_threshold"
+    assert summary["final_counts"] == decisions["final_decision"].value_counts().to_dict()
+    assert summary["verifier_ms_per_verified_row"] > 0
+    share = band.mean()
+    gate_ms = out.result.runtime["gate_ms_per_example"]
+    assert summary["cascade_ms_per_example"] == pytest.approx(
+        gate_ms + share * summary["verifier_ms_per_verified_row"]
+    )
+
+    cells = out.result.cells_frame().set_index(["table", "row", "column"])["value"]
+    assert cells[("final", "sent to verifier", "rows")] == band.sum()
+    assert cells[("final", "accept (verified)", "rows")] == (verified == "accept").sum()
+    labels = {str(r["id"]): r["label"] for r in map(json.loads, rows.read_text().splitlines())}
+    y = decisions["id"].map(labels).to_numpy()
+    final_review = decisions["final_decision"].eq("review").to_numpy()
+    assert cells[("realised", "review precision", "after verifier")] == pytest.approx(
+        y[final_review].mean()
+    )
+
+    client = mlflow.MlflowClient(tracking_uri=f"sqlite:///{root / 'mlflow.db'}")
+    metrics = client.get_run(out.mlflow_run_id).data.metrics
+    assert metrics["runtime/cascade/rows_sent_to_verifier"] == band.sum()
+    assert metrics["runtime/cascade/verifier_ms_per_verified_row"] > 0
+    assert metrics["final/sent to verifier/rows"] == band.sum()
+
+
+def test_a_verifier_without_a_threshold_fails_before_any_data_is_read(tmp_path):
+    missing = tmp_path / "does_not_exist.jsonl"
+    lexical = [
+        "+verifiers.lexical._target_=runner.gates.FeatureGate",
+        "+verifiers.lexical.feature=rouge_l_risk",
+        "routing.verifier=lexical",
+    ]
+    for overrides, needle in (
+        (lexical, "no flag threshold of its own; set routing.verifier_threshold"),
+        ([*lexical, "routing.verifier_threshold=nan"], "finite"),
+        (["routing.verifier=detector"], "not a configured verifier"),
+    ):
+        with pytest.raises(ConfigError, match=needle):
+            experiment(tmp_path, "route", f"dataset.path={missing}", *overrides)
