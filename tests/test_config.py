@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -33,7 +34,11 @@ def options(group: str) -> list[str]:
 
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
 def test_every_experiment_composes_and_passes_the_pre_flight_checks(experiment):
-    cfg = composed(f"experiment={experiment}")
+    # The user's own files (`dataset.path: ???`) are the only values an experiment leaves
+    # unset; the pre-flight check refuses them unset (test_cli_config_errors), so name one.
+    required = sorted(OmegaConf.missing_keys(composed(f"experiment={experiment}")))
+    assert all(key.startswith("dataset.") for key in required), required
+    cfg = composed(f"experiment={experiment}", *(f"{key}=mine.jsonl" for key in required))
     assert cfg.experiment == experiment
     check_config(cfg)  # study params typed, every _target_ importable
 
@@ -215,3 +220,37 @@ def test_a_study_parameter_that_moved_to_a_config_group_names_its_new_key():
     with pytest.raises(ConfigError) as err:
         check_config(cfg)
     assert "instead" not in str(err.value)  # no hint where no group has the key
+
+
+# ------------------------------------------------------------------ rag_file column mapping
+# docs/rag_file_format.md documents `dataset.columns.<field>=<column>` and
+# `'dataset.columns={...}'`; both, and the `+` form, reach the loader as the same mapping.
+
+
+@pytest.mark.parametrize(
+    "mapping",
+    [
+        ["dataset.columns.id=request_id", "dataset.columns.answer=response"],
+        ["dataset.columns={id: request_id, answer: response}"],
+        ["+dataset.columns.id=request_id", "+dataset.columns.answer=response"],
+        ["dataset.columns={id: request_id}", "dataset.columns.answer=response"],
+    ],
+)
+@pytest.mark.parametrize("experiment", ["route", "operating_report", "fit_gate"])
+def test_the_documented_column_mapping_reaches_the_loader(tmp_path, experiment, mapping):
+    from runner.pipeline import load_data
+
+    path = tmp_path / "mapped.jsonl"
+    row = {"request_id": "r1", "question": "q?", "context": "Sky is blue.", "response": "Blue."}
+    path.write_text(json.dumps(row) + "\n")
+    cfg = composed(f"experiment={experiment}", f"dataset.path={path}", *mapping)
+    assert OmegaConf.to_container(cfg.dataset.columns) == {"id": "request_id", "answer": "response"}
+    check_config(cfg)
+    frame = load_data(cfg).frame
+    assert frame["example_id"].tolist() == ["r1"] and frame["answer"].tolist() == ["Blue."]
+
+
+def test_a_mapped_name_that_is_no_field_is_refused_before_any_data(tmp_path):
+    cfg = composed("experiment=route", "dataset.path=x.jsonl", "dataset.columns.ansewr=response")
+    with pytest.raises(ConfigError, match="'ansewr'"):
+        check_config(cfg)

@@ -84,6 +84,23 @@ def parse_label(value: Any) -> int | None:
     return None
 
 
+def check_settings(columns: dict[str, str], extra_columns: str, limit: int | None) -> None:
+    """Refuse settings that cannot work, before any file is read (also run by the schema).
+
+    Raises
+    ------
+    ConfigError
+        Naming the ``dataset.<key>`` and what it accepts.
+    """
+    if extra_columns not in ("error", "ignore"):
+        raise ConfigError(f"dataset.extra_columns={extra_columns!r}: use 'error' or 'ignore'")
+    if limit is not None and (isinstance(limit, bool) or int(limit) < 1):
+        raise ConfigError(f"dataset.limit={limit!r}: a positive number of rows, or null")
+    unknown = sorted(set(columns) - set(FIELDS))
+    if unknown:
+        raise ConfigError(f"dataset.columns: {unknown} are not fields (fields: {list(FIELDS)})")
+
+
 def load_rag_file(
     path: str,
     columns: dict[str, str] | None = None,
@@ -122,14 +139,8 @@ def load_rag_file(
     DataError
         Naming the file, row and field at fault.
     """
-    if extra_columns not in ("error", "ignore"):
-        raise ConfigError(f"dataset.extra_columns={extra_columns!r}: use 'error' or 'ignore'")
-    if limit is not None and (isinstance(limit, bool) or int(limit) < 1):
-        raise ConfigError(f"dataset.limit={limit!r}: a positive number of rows, or null")
     columns = dict(columns or {})
-    unknown = sorted(set(columns) - set(FIELDS))
-    if unknown:
-        raise ConfigError(f"dataset.columns: {unknown} are not fields (fields: {list(FIELDS)})")
+    check_settings(columns, extra_columns, limit)
     file = Path(path).expanduser()
     if file.suffix.lower() not in SUFFIXES:
         raise ConfigError(f"dataset.path={path!r}: extension must be one of {', '.join(SUFFIXES)}")
