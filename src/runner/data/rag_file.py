@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import numbers
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,10 @@ DEFAULT_SOURCE = "unspecified"
 DEFAULT_TASK = "all"
 PASSAGE_JOIN = "\n\n"
 SUFFIXES = (".jsonl", ".csv", ".parquet")
+
+# A cell that starts a JSON list of strings (`["...`): meant as passages, so one that does
+# not parse is a broken export, not text. `[1] Paris ...` (a citation) stays text.
+_LOOKS_LIKE_LIST = re.compile(r'\s*\[\s*"')
 
 POSITIVE = ("1", "true", "hallucinated", "fail")
 NEGATIVE = ("0", "false", "faithful", "pass")
@@ -178,6 +183,7 @@ def load_rag_file(
         else pd.array([pd.NA] * len(frame), dtype="Int64")
     )
     info_rows = kept_rows
+    skipped = _with_ids(issues.skipped(), dict(zip(rows, records, strict=True)), columns)
     params = {
         "columns": dict(sorted(columns.items())),
         "extra_columns": extra_columns,
@@ -196,8 +202,9 @@ def load_rag_file(
         "counts_per_source": _count(frame["source"]),
         "counts_per_task": _count(frame["task"]),
         "files_sha256": {str(file): digest},
-        "skipped": issues.skipped(),
+        "skipped": skipped,
         "skipped_rows": issues.skipped_rows(),
+        "rows_read": len(out) + issues.skipped_rows(),
         "first_row": info_rows[0],
     }
     if labelled:
@@ -209,6 +216,16 @@ def load_rag_file(
         fingerprint=frame_fingerprint(digest, "runner.data.rag_file", LOADER_VERSION, params),
         info=info,
     )
+
+
+def _with_ids(skipped: list[dict], by_row: dict[int, dict], columns: dict[str, str]) -> list[dict]:
+    """Each skipped problem with the row's id as written (None when it has none readable),
+    so a skipped row can be found in the file and in the run's ``skipped.parquet``."""
+    out = []
+    for problem in skipped:
+        raw = as_id((by_row.get(problem["row"]) or {}).get(columns.get("id", "id")))
+        out.append({**problem, "id": raw if isinstance(raw, str) else None})
+    return out
 
 
 def _count(series: pd.Series) -> dict[str, int]:
@@ -353,7 +370,12 @@ def _context(value: Any) -> str | tuple[str]:
     if isinstance(value, str) and value.lstrip().startswith("["):
         try:
             parsed = json.loads(value)
-        except json.JSONDecodeError:
+        except json.JSONDecodeError as exc:
+            if _LOOKS_LIKE_LIST.match(value):
+                return (
+                    f"looks like a JSON list of passages but does not parse ({exc}); "
+                    "close the list and its strings, or write the context as plain text",
+                )
             parsed = None
         if isinstance(parsed, list):
             value = parsed

@@ -2,6 +2,9 @@
 
 Writes ``decisions.parquet`` (``id, risk, decision, audit`` plus ``source``,
 ``unseen_source`` and the model version) and a summary (counts per decision, ms/example).
+Every input row is accounted for: rows the loader skipped (``dataset.skip_invalid=true``)
+are listed in ``skipped.parquet`` with ``decision=invalid`` and the reason, and the
+summary, the console and the MLflow metrics say "N read, M routed, K skipped".
 The risks come from the registered pyfunc model, the same object `mlflow models serve`
 answers with. Rows from sources the gate was not fitted on are reported loudly and handled
 by ``routing.on_unseen_source``. With ``routing.verifier=<name>`` the configured verifier
@@ -28,6 +31,7 @@ from runner.routing.registry import load_routed_model, parse_model_uri
 from runner.studies.contract import Inputs, Study
 
 TITLES = {
+    "rows": "Input rows",
     "decisions": "Routed rows per decision",
     "realised": "Realised on this file's labels vs the model's out-of-fold promise",
 }
@@ -86,6 +90,11 @@ class Route(Study, name="route", params=Params, titles=TITLES):
             }
         )
         result = StudyResult(titles=dict(TITLES))
+        skipped = rt.skipped_rows(data.info.get("skipped") or [])
+        counts = rt.row_counts(data.info.get("rows_read"), len(decisions), len(skipped))
+        result.titles["rows"] = f"Input rows: {rt.accounting(counts)}"
+        for key, value in counts.items():
+            result.add("rows", "input", key, value)
         for band in ("accept", "verify", "review"):
             count = int((decisions["decision"] == band).sum())
             result.add("decisions", band, "rows", count)
@@ -107,6 +116,8 @@ class Route(Study, name="route", params=Params, titles=TITLES):
             )
             result.add("realised", "accepted risk", "OOF promise", promise.get("accepted_risk"))
         result.files["decisions.parquet"] = decisions
+        if len(skipped):
+            result.files["skipped.parquet"] = skipped
         result.runtime.update(runtime)
         result.extra["summary.json"] = {
             "model": {
@@ -115,6 +126,7 @@ class Route(Study, name="route", params=Params, titles=TITLES):
                 "version": model.version,
                 "training_run_id": model.run_id,
             },
+            "rows": {**counts, "accounting": rt.accounting(counts)},
             "counts": decisions["decision"].value_counts().sort_index().to_dict(),
             "audit_rows": int(audit.sum()),
             "unseen_sources": unseen,
