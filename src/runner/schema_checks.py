@@ -98,7 +98,10 @@ REQUIRED_HINTS = {
     "dataset.decisions": (
         "the route run's decisions, e.g. dataset.decisions=artifacts/route/latest/decisions.parquet"
     ),
-    "dataset.labels": "a .jsonl/.csv/.parquet file with id and label of the audited rows",
+    "dataset.labels": (
+        "a .jsonl/.csv/.parquet file with id and label of the audited rows, e.g. "
+        "dataset.labels=audit_labels.jsonl"
+    ),
 }
 
 

@@ -150,7 +150,7 @@ def load_rag_file(
     if file.suffix.lower() not in SUFFIXES:
         raise ConfigError(f"dataset.path={path!r}: extension must be one of {', '.join(SUFFIXES)}")
     if not file.is_file():
-        raise DataNotFoundError(f"{file} not found: rag_file needs path=<your data file>")
+        raise DataNotFoundError(f"{file} not found: set dataset.path=<your data file>")
     issues = IssueLog(skip_invalid=skip_invalid)
     records, rows = read_records(file, issues)
     present = _map_header(records, columns, extra_columns, str(file))
