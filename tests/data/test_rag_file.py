@@ -210,3 +210,14 @@ def test_the_fingerprint_follows_bytes_and_parameters(tmp_path):
     a = load_rag_file(str(EXAMPLE))
     assert a.fingerprint == load_rag_file(str(EXAMPLE)).fingerprint
     assert a.fingerprint != load_rag_file(str(EXAMPLE), limit=10).fingerprint
+
+
+def test_a_file_without_ids_gets_stable_content_ids_and_says_so(tmp_path):
+    records = [{k: v for k, v in r.items() if k != "id"} for r in (GOOD, {**GOOD, "answer": "X."})]
+    data = load_rag_file(str(write_jsonl(tmp_path, records)))
+    expected = group_key("content", "\x1f".join(("q?", "The sky is blue.", "It is blue.")))
+    assert data.frame["example_id"].tolist()[0] == expected
+    assert data.info["ids"].startswith("generated: content:<sha1[:16]>")
+    assert load_rag_file(str(EXAMPLE)).info["ids"] == "from the file"
+    with pytest.raises(DataError, match="same question, context and answer as row 1"):
+        load_rag_file(str(write_jsonl(tmp_path, [records[0], records[0]], "dup.jsonl")))

@@ -78,3 +78,24 @@ def test_skipped_rows_are_listed_as_invalid_and_counted_everywhere(artifacts, tm
         "rows/input/routed": 6.0,
         "rows/input/skipped": 3.0,
     }
+
+
+RAGAS = "dataset.columns={question: user_input, context: retrieved_contexts, answer: response}"
+
+
+@pytest.mark.parametrize(
+    ("fixture", "documented"),
+    [
+        ("ragas_export.jsonl", [RAGAS, "dataset.extra_columns=ignore"]),
+        ("qa_export.csv", ["dataset.columns.context=contexts"]),
+    ],
+)
+def test_an_export_without_ids_routes_with_the_documented_mapping(artifacts, fixture, documented):
+    path = FIXTURES / fixture
+    out = experiment(artifacts, "route", f"dataset.path={path}", MODEL, *documented)
+    decisions = pd.read_parquet(out.output_dir / "decisions.parquet")
+    assert len(decisions) == 12 and decisions["id"].str.fullmatch(r"content:[0-9a-f]{16}").all()
+    summary = json.loads((out.output_dir / "summary.json").read_text())
+    assert summary["ids"].startswith("generated: content:<sha1[:16]>")
+    again = experiment(artifacts, "route", f"dataset.path={path}", MODEL, *documented)
+    assert pd.read_parquet(again.output_dir / "decisions.parquet")["id"].equals(decisions["id"])

@@ -6,8 +6,9 @@ it onto the canonical response frame (`runner.data.base.REQUIRED_COLUMNS`) with 
 strictness as ``claims_jsonl``: every problem names the file, the row and the field, and
 ``skip_invalid=True`` drops bad rows only after counting and listing them.
 
-Fields (after ``columns`` renames): ``id``, ``question``, ``context`` (a string, or a list
-of passages joined by a blank line), ``answer``, optional ``label`` (1/0, true/false,
+Fields (after ``columns`` renames): ``question``, ``context`` (a string, or a list of
+passages joined by a blank line), ``answer``, optional ``id`` (without one, a stable hash of
+the row's content, so an export such as RAGAS's routes without hand edits), ``label`` (1/0, true/false,
 hallucinated/faithful, FAIL/PASS), ``group`` (default: a hash of the context, so answers of
 one context stay together in folds and bootstrap), ``source`` and ``task``. The format is
 documented in ``docs/rag_file_format.md``.
@@ -56,7 +57,12 @@ FIELDS: tuple[str, ...] = (
     "source",
     "task",
 )
-REQUIRED: tuple[str, ...] = ("id", "question", "context", "answer")
+REQUIRED: tuple[str, ...] = ("question", "context", "answer")
+CONTENT_ID = "content"
+"""Prefix of an id made from a row's content when the file has no ``id`` column."""
+GENERATED_IDS = (
+    "generated: content:<sha1[:16]> of question, context and answer (the file has no id column)"
+)
 DEFAULT_SOURCE = "unspecified"
 DEFAULT_TASK = "all"
 PASSAGE_JOIN = "\n\n"
@@ -163,12 +169,14 @@ def load_rag_file(
         if mapped is None:
             continue
         if mapped["example_id"] in ids:
-            issues.add(
-                str(file),
-                row,
-                columns.get("id", "id"),
-                f"duplicate id {mapped['example_id']!r} (first at row {ids[mapped['example_id']]})",
+            first = ids[mapped["example_id"]]
+            reason = (
+                f"duplicate id {mapped['example_id']!r} (first at row {first})"
+                if "id" in present
+                else f"same question, context and answer as row {first} (ids are generated "
+                "from the content; add an id column to keep both)"
             )
+            issues.add(str(file), row, columns.get("id", "id"), reason)
             continue
         ids[mapped["example_id"]] = row
         out.append(mapped)
@@ -198,6 +206,7 @@ def load_rag_file(
         "format": file.suffix.lower().lstrip("."),
         "labelled": labelled,
         "fields_present": sorted(present),
+        "ids": "from the file" if "id" in present else GENERATED_IDS,
         "groups": int(frame["group_id"].nunique()),
         "counts_per_source": _count(frame["source"]),
         "counts_per_task": _count(frame["task"]),
@@ -321,8 +330,8 @@ def _row(
     def bad(f: str, reason: str) -> None:
         issues.add(file, row, columns.get(f, f), reason)
 
-    ident = as_id(get("id"))
-    if is_missing(ident) or not isinstance(ident, str) or not ident.strip():
+    ident = as_id(get("id")) if "id" in present else ""
+    if "id" in present and (is_missing(ident) or not isinstance(ident, str) or not ident.strip()):
         return bad("id", f"id must be a non-empty string or integer, got {ident!r}")
     question = get("question")
     if is_missing(question):
@@ -353,6 +362,8 @@ def _row(
             return bad(f, f"must be a non-empty string when given, got {value!r}")
         else:
             optional[f] = value
+    if "id" not in present:
+        ident = group_key(CONTENT_ID, "\x1f".join((question, context, answer)))
     return {
         "example_id": ident,
         "group_id": optional["group"] or group_key("ctx", context),

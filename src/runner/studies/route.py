@@ -127,6 +127,7 @@ class Route(Study, name="route", params=Params, titles=TITLES):
                 "training_run_id": model.run_id,
             },
             "rows": {**counts, "accounting": rt.accounting(counts)},
+            "ids": data.info.get("ids", "from the file"),
             "counts": decisions["decision"].value_counts().sort_index().to_dict(),
             "audit_rows": int(audit.sum()),
             "unseen_sources": unseen,
