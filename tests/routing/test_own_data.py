@@ -99,3 +99,69 @@ def test_an_export_without_ids_routes_with_the_documented_mapping(artifacts, fix
     assert summary["ids"].startswith("generated: content:<sha1[:16]>")
     again = experiment(artifacts, "route", f"dataset.path={path}", MODEL, *documented)
     assert pd.read_parquet(again.output_dir / "decisions.parquet")["id"].equals(decisions["id"])
+
+
+# ------------------------------------------------------------------ scripts the gate can see
+
+
+def test_text_the_lexical_features_cannot_see_goes_to_review_with_the_reason(artifacts, tmp_path):
+    rows = fixture_rows(4)
+    chinese = "德尔塔滑板车售价四百五十四美元，两天内发货。"
+    rows[1].update(context=chinese, answer=chinese)  # a verbatim copy, in Chinese
+    rows[2].update(answer="Der Delta-Roller kostet 454 Dollar und wird in 2 Tagen geliefert.")
+    path = tmp_path / "scripts.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    out = experiment(artifacts, "route", f"dataset.path={path}", MODEL)
+    decisions = pd.read_parquet(out.output_dir / "decisions.parquet").set_index("id")
+    assert decisions.at[rows[1]["id"], "decision"] == "review"
+    assert decisions.at[rows[1]["id"], "reason"].startswith("unsupported script: 100%")
+    assert decisions.at[rows[2]["id"], "reason"] == ""  # German: Latin letters, routed
+    assert (decisions["reason"] == "").sum() == 3
+
+
+# ------------------------------------------------------------------ the served model
+
+
+@pytest.fixture(scope="module")
+def served(artifacts):
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{artifacts / 'mlflow.db'}")
+    return mlflow.pyfunc.load_model("models:/ragscope_e@champion")
+
+
+def test_the_served_model_takes_a_list_context_as_the_file_format_does(served):
+    row = fixture_rows(1)[0]
+    passages = ["The Delta scooter costs 454 dollars.", "It ships within 2 days."]
+    listed = served.predict(
+        pd.DataFrame({"question": [""], "context": [passages], "answer": [row["answer"]]})
+    )
+    joined = served.predict(
+        pd.DataFrame(
+            {"question": [""], "context": ["\n\n".join(passages)], "answer": [row["answer"]]}
+        )
+    )
+    pd.testing.assert_frame_equal(listed, joined)
+
+
+def test_the_served_model_flags_a_source_it_never_saw(served):
+    row = fixture_rows(1)[0]
+    request = pd.DataFrame(
+        {
+            "question": [row["question"]] * 2,
+            "context": [row["context"]] * 2,
+            "answer": [row["answer"]] * 2,
+            "source": [row["source"], "new_team"],
+        }
+    )
+    assert served.predict(request)["unseen_source"].tolist() == [False, True]
+
+
+def test_a_rejected_request_does_not_echo_its_text(served):
+    from mlflow.exceptions import MlflowException
+
+    secret = "patient 4711 was prescribed"
+    request = pd.DataFrame({"question": [secret], "context": [secret], "answer": [["x", 3]]})
+    with pytest.raises(MlflowException) as err:
+        served.predict(request)
+    assert secret not in str(err.value) and "x" not in str(err.value).split("answer")[-1]

@@ -7,11 +7,11 @@ strictness as ``claims_jsonl``: every problem names the file, the row and the fi
 ``skip_invalid=True`` drops bad rows only after counting and listing them.
 
 Fields (after ``columns`` renames): ``question``, ``context`` (a string, or a list of
-passages joined by a blank line), ``answer``, optional ``id`` (without one, a stable hash of
-the row's content, so an export such as RAGAS's routes without hand edits), ``label`` (1/0, true/false,
-hallucinated/faithful, FAIL/PASS), ``group`` (default: a hash of the context, so answers of
-one context stay together in folds and bootstrap), ``source`` and ``task``. The format is
-documented in ``docs/rag_file_format.md``.
+passages joined by a blank line), ``answer``, optional ``id`` (without one, a stable hash
+of the row's content, so an export such as RAGAS's routes without hand edits), ``label``
+(1/0, true/false, hallucinated/faithful, FAIL/PASS), ``group`` (default: a hash of the
+context, so answers of one context stay together in folds and bootstrap), ``source`` and
+``task``. The format is documented in ``docs/rag_file_format.md``.
 
 Row numbers in messages: JSONL and CSV name the line in the file (a CSV's header is line 1,
 so its first record is line 2); Parquet names the 0-based row index.

@@ -75,8 +75,14 @@ class Route(Study, name="route", params=Params, titles=TITLES):
         gate_ms = (time.perf_counter() - start) * 1000.0 / len(frame)
         decision = routed["decision"].to_numpy(dtype=object)
         is_unseen = ~frame["source"].astype(str).isin(set(training_sources)).to_numpy()
+        reason = (
+            routed["reason"].to_numpy(dtype=object).astype(str)
+            if "reason" in routed
+            else np.full(len(frame), "", dtype=object)
+        ).astype(object)
         if routing.on_unseen_source == "review":
             decision[is_unseen] = "review"
+            reason[is_unseen & (reason == "")] = "unseen source"
         audit = rt.audit_sample(decision, routing.audit_fraction, inputs.seed)
         decisions = pd.DataFrame(
             {
@@ -87,6 +93,7 @@ class Route(Study, name="route", params=Params, titles=TITLES):
                 "source": frame["source"].to_numpy(),
                 "unseen_source": is_unseen,
                 "model": f"{model.name}/{model.version}",
+                "reason": reason.astype(str),
             }
         )
         result = StudyResult(titles=dict(TITLES))
