@@ -221,3 +221,20 @@ def test_a_file_without_ids_gets_stable_content_ids_and_says_so(tmp_path):
     assert load_rag_file(str(EXAMPLE)).info["ids"] == "from the file"
     with pytest.raises(DataError, match="same question, context and answer as row 1"):
         load_rag_file(str(write_jsonl(tmp_path, [records[0], records[0]], "dup.jsonl")))
+
+
+def test_a_jsonl_with_a_utf8_bom_reads_like_a_csv_with_one(tmp_path):
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(GOOD).encode() + b"\n")
+    assert load_rag_file(str(path)).frame["example_id"].tolist() == ["a1"]
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [("empty.jsonl", ""), ("blank.jsonl", "\n\n"), ("header.csv", "id,question,context,answer\n")],
+)
+def test_an_empty_or_header_only_file_says_no_rows(tmp_path, name, content):
+    path = tmp_path / name
+    path.write_text(content)
+    with pytest.raises(DataError, match="no rows"):
+        load_rag_file(str(path))

@@ -159,6 +159,8 @@ def load_rag_file(
         raise DataNotFoundError(f"{file} not found: set dataset.path=<your data file>")
     issues = IssueLog(skip_invalid=skip_invalid)
     records, rows = read_records(file, issues)
+    if not records and not issues.issues:
+        raise DataError("no rows: the file is empty or holds only a header", file=str(file))
     present = _map_header(records, columns, extra_columns, str(file))
     out, kept_rows, ids = [], [], {}
     labelled = "label" in present
