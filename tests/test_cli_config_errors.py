@@ -111,3 +111,30 @@ def test_a_row_level_split_on_grouped_data_is_one_line_naming_the_grouped_split(
                env=env, patch=False, experiment="rq2_grouped_cv")  # fmt: skip
     line = one_error_line(done)
     assert "on both train and test sides" in line and "split=grouped_kfold" in line
+
+
+# --------------------------------------------------------------------------- required paths
+# A run whose data file is not named stops with the config checks: no MLflow run is opened
+# (the tracking store is never created), no traceback.
+
+
+@pytest.mark.parametrize(
+    ("experiment", "overrides", "message"),
+    [
+        ("route", [], "dataset.path is required and not set"),
+        ("operating_report", [], "dataset.path is required and not set"),
+        (
+            "audit",
+            ["dataset.decisions=decisions.parquet"],
+            "dataset.labels is required and not set",
+        ),
+    ],
+)
+def test_a_missing_required_path_is_one_line_before_any_mlflow_run(
+    env, tmp_path, experiment, overrides, message
+):
+    head = [sys.executable, "-c", NO_DATA]
+    done = run([*head, f"experiment={experiment}", "progress=false", *overrides], env=env)
+    assert "the data was loaded" not in done.stderr
+    assert message in one_error_line(done)
+    assert not (tmp_path / "artifacts" / "mlflow.db").exists()

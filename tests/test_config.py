@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from runner.config import register_configs
 from runner.data.base import REQUIRED_COLUMNS
-from runner.errors import ConfigError
+from runner.errors import ConfigError, DataError
 from runner.pipeline import check_config
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
@@ -33,7 +35,11 @@ def options(group: str) -> list[str]:
 
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
 def test_every_experiment_composes_and_passes_the_pre_flight_checks(experiment):
-    cfg = composed(f"experiment={experiment}")
+    # The user's own files (`dataset.path: ???`) are the only values an experiment leaves
+    # unset; the pre-flight check refuses them unset (test_cli_config_errors), so name one.
+    required = sorted(OmegaConf.missing_keys(composed(f"experiment={experiment}")))
+    assert all(key.startswith("dataset.") for key in required), required
+    cfg = composed(f"experiment={experiment}", *(f"{key}=mine.jsonl" for key in required))
     assert cfg.experiment == experiment
     check_config(cfg)  # study params typed, every _target_ importable
 
@@ -215,3 +221,79 @@ def test_a_study_parameter_that_moved_to_a_config_group_names_its_new_key():
     with pytest.raises(ConfigError) as err:
         check_config(cfg)
     assert "instead" not in str(err.value)  # no hint where no group has the key
+
+
+# ------------------------------------------------------------------ rag_file column mapping
+# docs/rag_file_format.md documents `dataset.columns.<field>=<column>` and
+# `'dataset.columns={...}'`; both, and the `+` form, reach the loader as the same mapping.
+
+
+@pytest.mark.parametrize(
+    "mapping",
+    [
+        ["dataset.columns.id=request_id", "dataset.columns.answer=response"],
+        ["dataset.columns={id: request_id, answer: response}"],
+        ["+dataset.columns.id=request_id", "+dataset.columns.answer=response"],
+        ["dataset.columns={id: request_id}", "dataset.columns.answer=response"],
+    ],
+)
+@pytest.mark.parametrize("experiment", ["route", "operating_report", "fit_gate"])
+def test_the_documented_column_mapping_reaches_the_loader(tmp_path, experiment, mapping):
+    from runner.pipeline import load_data
+
+    path = tmp_path / "mapped.jsonl"
+    row = {"request_id": "r1", "question": "q?", "context": "Sky is blue.", "response": "Blue."}
+    path.write_text(json.dumps(row) + "\n")
+    cfg = composed(f"experiment={experiment}", f"dataset.path={path}", *mapping)
+    assert OmegaConf.to_container(cfg.dataset.columns) == {"id": "request_id", "answer": "response"}
+    check_config(cfg)
+    frame = load_data(cfg).frame
+    assert frame["example_id"].tolist() == ["r1"] and frame["answer"].tolist() == ["Blue."]
+
+
+def test_a_mapped_name_that_is_no_field_is_refused_before_any_data(tmp_path):
+    cfg = composed("experiment=route", "dataset.path=x.jsonl", "dataset.columns.ansewr=response")
+    with pytest.raises(ConfigError, match="'ansewr'"):
+        check_config(cfg)
+
+
+# ------------------------------------------------------------- suggested fixes that work
+# An error message that suggests an override must suggest one that works: each suggestion
+# is taken from the message itself, its placeholders filled in, and run.
+
+
+def suggested_overrides(message: str) -> list[str]:
+    return re.findall(r"\+?[a-z_]+(?:\.[a-z_<>]+)+=\S+", message)
+
+
+def test_every_override_the_unknown_column_message_suggests_loads_the_file(tmp_path):
+    from runner.data.rag_file import load_rag_file
+    from runner.pipeline import load_data
+
+    path = tmp_path / "mine.jsonl"
+    path.write_text('{"id": "a", "question": "q", "context": "c", "response": "r"}\n')
+    with pytest.raises(DataError) as err:
+        load_rag_file(str(path))
+    fixes = suggested_overrides(str(err.value))
+    assert fixes == ["dataset.columns.<field>=<column>", "dataset.extra_columns=ignore"]
+    mapping = fixes[0].replace("<field>", "answer").replace("<column>", "response")
+    cfg = composed("experiment=route", f"dataset.path={path}", mapping)
+    check_config(cfg)
+    assert load_data(cfg).frame["answer"].tolist() == ["r"]
+    # ignoring the extra column leaves `answer` missing: the next message names the field
+    cfg = composed("experiment=route", f"dataset.path={path}", fixes[1])
+    check_config(cfg)
+    with pytest.raises(DataError, match="required field missing"):
+        load_data(cfg)
+
+
+@pytest.mark.parametrize(
+    ("experiment", "given"),
+    [("route", []), ("audit", ["dataset.decisions=d.parquet"])],
+)
+def test_the_override_a_missing_path_message_suggests_composes(tmp_path, experiment, given):
+    with pytest.raises(ConfigError) as err:
+        check_config(composed(f"experiment={experiment}", *given))
+    fixes = [f for f in suggested_overrides(str(err.value)) if "=" in f]
+    assert fixes, str(err.value)
+    check_config(composed(f"experiment={experiment}", *given, *fixes))

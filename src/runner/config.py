@@ -9,6 +9,7 @@ checks types and rejects unknown keys. Parts' own schemas live beside the parts
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import warnings
 from dataclasses import dataclass, field
@@ -17,6 +18,16 @@ from typing import Any
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig, OmegaConf
+
+OPEN_KEYS = "open_keys"
+"""Field metadata of a ``dict`` whose keys are the user's to choose.
+
+Why: Hydra closes every dict before it applies the command line, so the documented
+``dataset.columns.id=request_id`` (and ``'dataset.columns={id: request_id}'``) would be
+refused as "not in struct" and only the ``+`` form would work. A field declared with
+``field(default_factory=dict, metadata={OPEN_KEYS: True})`` keeps its own node open
+(`register_configs`); whoever reads it still checks its keys.
+"""
 
 
 @dataclass
@@ -121,8 +132,21 @@ def register_configs(extra: list[tuple[str, str, str]] | None = None) -> ConfigS
     for module in SCHEMA_MODULES:
         specs += importlib.import_module(module).SCHEMAS
     for group, name, spec in specs + list(extra or []):
-        cs.store(group=group, name=name, node=_load(spec))
+        cs.store(group=group, name=name, node=_schema_node(_load(spec)))
     return cs
+
+
+def _schema_node(schema: type) -> Any:
+    """The schema as stored: the class itself, or, when a field is marked `OPEN_KEYS`, its
+    structured node with that field's dict left open (its own flag outlives Hydra's
+    closing of the root, so plain overrides may add keys to it)."""
+    opened = [f.name for f in dataclasses.fields(schema) if f.metadata.get(OPEN_KEYS)]
+    if not opened:
+        return schema
+    node = OmegaConf.structured(schema)
+    for name in opened:
+        OmegaConf.set_struct(node._get_node(name), False)
+    return node
 
 
 def load_part_yaml(path: str | Path) -> DictConfig:

@@ -23,7 +23,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from runner.errors import ConfigError, RunnerError
 from runner.results import StudyResult
-from runner.schema_checks import check_known_keys, check_schema_values
+from runner.schema_checks import check_known_keys, check_required, check_schema_values
 from runner.studies.contract import Inputs, Study, load_study
 
 log = logging.getLogger(__name__)
@@ -44,12 +44,14 @@ class RunOutcome:
 def check_config(cfg: DictConfig) -> tuple[Study, Any, Inputs]:
     """Validate everything that needs no data; return the study, its typed params and inputs.
 
-    In order: keys unknown to their schema (also those added with ``+``), the study's
-    params, importable targets, schema values (``__post_init__``: bootstrap, split,
-    dataset provenance), then every part is built (splitters run their own constructor
-    checks; no weights are loaded) and the study's own `Study.check` runs.
+    In order: keys unknown to their schema (also those added with ``+``), required values
+    left unset (``dataset.path: ???``), the study's params, importable targets, schema
+    values (``__post_init__``: bootstrap, split, dataset provenance), then every part is
+    built (splitters run their own constructor checks; no weights are loaded) and the
+    study's own `Study.check` runs.
     """
     check_known_keys(cfg)
+    check_required(cfg)
     study = load_study(cfg.study.name)
     try:
         params = OmegaConf.merge(OmegaConf.structured(study.Params), cfg.study.params)

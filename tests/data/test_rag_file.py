@@ -158,6 +158,28 @@ def test_duplicate_ids_and_skip_invalid_count_and_list_every_bad_row(tmp_path):
     assert [(s["row"], s["field"]) for s in data.info["skipped"]] == [(2, "id"), (3, "answer")]
 
 
+def test_skip_invalid_accounts_for_every_row_read_with_its_id(tmp_path):
+    records = [GOOD, {**GOOD, "id": "a2", "answer": ""}, "not json", {**GOOD, "id": "a3"}]
+    data = load_rag_file(str(write_jsonl(tmp_path, records)), skip_invalid=True)
+    assert (data.info["rows_read"], data.info["rows"], data.info["skipped_rows"]) == (4, 2, 2)
+    assert [(s["row"], s["id"]) for s in data.info["skipped"]] == [(3, None), (2, "a2")]
+
+
+@pytest.mark.parametrize("cell", ['["a", "It ships', '  [ "only one', '["a", 3'])
+def test_a_csv_cell_that_starts_a_json_list_but_does_not_parse_is_an_error(tmp_path, cell):
+    path = tmp_path / "mine.csv"
+    pd.DataFrame([{**GOOD, "context": cell}]).to_csv(path, index=False)
+    with pytest.raises(DataError, match="looks like a JSON list") as err:
+        load_rag_file(str(path))
+    assert (err.value.row, err.value.field) == (2, "context")
+
+
+def test_a_context_that_only_starts_with_a_bracket_stays_text(tmp_path):
+    path = tmp_path / "mine.csv"
+    pd.DataFrame([{**GOOD, "context": "[1] The sky is blue."}]).to_csv(path, index=False)
+    assert load_rag_file(str(path)).frame["context"].tolist() == ["[1] The sky is blue."]
+
+
 def test_csv_rows_are_named_by_their_line_in_the_file(tmp_path):
     path = tmp_path / "mine.csv"
     path.write_text("id,question,context,answer,label\na,q,ctx,ans,1\nb,q,ctx,ans,7\n")
@@ -188,3 +210,31 @@ def test_the_fingerprint_follows_bytes_and_parameters(tmp_path):
     a = load_rag_file(str(EXAMPLE))
     assert a.fingerprint == load_rag_file(str(EXAMPLE)).fingerprint
     assert a.fingerprint != load_rag_file(str(EXAMPLE), limit=10).fingerprint
+
+
+def test_a_file_without_ids_gets_stable_content_ids_and_says_so(tmp_path):
+    records = [{k: v for k, v in r.items() if k != "id"} for r in (GOOD, {**GOOD, "answer": "X."})]
+    data = load_rag_file(str(write_jsonl(tmp_path, records)))
+    expected = group_key("content", "\x1f".join(("q?", "The sky is blue.", "It is blue.")))
+    assert data.frame["example_id"].tolist()[0] == expected
+    assert data.info["ids"].startswith("generated: content:<sha1[:16]>")
+    assert load_rag_file(str(EXAMPLE)).info["ids"] == "from the file"
+    with pytest.raises(DataError, match="same question, context and answer as row 1"):
+        load_rag_file(str(write_jsonl(tmp_path, [records[0], records[0]], "dup.jsonl")))
+
+
+def test_a_jsonl_with_a_utf8_bom_reads_like_a_csv_with_one(tmp_path):
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(GOOD).encode() + b"\n")
+    assert load_rag_file(str(path)).frame["example_id"].tolist() == ["a1"]
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [("empty.jsonl", ""), ("blank.jsonl", "\n\n"), ("header.csv", "id,question,context,answer\n")],
+)
+def test_an_empty_or_header_only_file_says_no_rows(tmp_path, name, content):
+    path = tmp_path / name
+    path.write_text(content)
+    with pytest.raises(DataError, match="no rows"):
+        load_rag_file(str(path))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,26 @@ def test_an_unlabelled_file_is_refused_naming_the_label_field(tmp_path):
     with pytest.raises(DataError, match="needs labelled rows") as err:
         report(tmp_path, f"dataset.path={path}")
     assert err.value.field == "label"
+
+
+def test_a_source_with_one_context_group_is_marked_and_the_rest_is_reported(tmp_path):
+    lines = FIXTURE.read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    solo_context = records[0]["context"]
+    for r in records:
+        if r["context"] == solo_context:
+            r["source"] = "solo"  # four answers of one context: one group
+    path = tmp_path / "solo.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = report(tmp_path / "a", f"dataset.path={path}", "study.params.time_gates=false")
+    cells = out.result.cells_frame()
+    marked = "(not computable: one context group)"
+    for table in ("leave_source_out", "target_labels"):
+        rows = cells[cells["table"] == table]
+        solo = rows[rows["row"].str.startswith("solo / ")]
+        assert len(solo) and solo["row"].str.endswith(marked).all() and solo["value"].isna().all()
+        others = rows[~rows["row"].str.startswith("solo / ")]
+        assert others["value"].notna().any()
+    assert out.result.extra["data.json"]["not_computable"] == {"solo": "one context group"}
+    md = (out.output_dir / "report.md").read_text()
+    assert "Source `solo`: leave-source-out and target-label rows not computable" in md

@@ -401,7 +401,8 @@ def read_text(path: str | Path) -> str:
 def read_jsonl(path: Path, issues: IssueLog) -> tuple[list[tuple[int, dict]], int]:
     """Parse a JSONL file into ``(1-based line, record)`` pairs.
 
-    Whitespace-only lines hold no record and are counted, not parsed. A line that is not
+    A UTF-8 BOM before the first line is dropped (as for CSV). Whitespace-only lines hold
+    no record and are counted, not parsed. A line that is not
     UTF-8 (field ``"<bytes>"``, `text_lines`), not JSON, or not a JSON object (field
     ``"<record>"``) is a problem for ``issues``.
 
@@ -413,6 +414,8 @@ def read_jsonl(path: Path, issues: IssueLog) -> tuple[list[tuple[int, dict]], in
     records: list[tuple[int, dict]] = []
     blank = 0
     for number, line in text_lines(path, issues):
+        if number == 1:
+            line = line.removeprefix("\ufeff")  # a BOM, as spreadsheet tools write it
         if not line.strip():
             blank += 1
             continue

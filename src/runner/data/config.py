@@ -13,6 +13,7 @@ from typing import Optional
 
 from omegaconf import MISSING
 
+from runner.config import OPEN_KEYS
 from runner.data.factbench import COLLECTIONS, DEFAULT_IMPORTANCE
 from runner.data.hri_claims import DEFAULT_CLAIMS_FILE
 
@@ -112,10 +113,16 @@ class RagFileConf:
     _target_: str = "runner.data.rag_file.load_rag_file"
     name: str = "rag_file"
     path: str = MISSING
-    columns: dict[str, str] = field(default_factory=dict)
+    # open: `dataset.columns.<field>=<column>` adds a key (checked by `check_settings`)
+    columns: dict[str, str] = field(default_factory=dict, metadata={OPEN_KEYS: True})
     extra_columns: str = "error"
     limit: Optional[int] = None
     skip_invalid: bool = False
+
+    def __post_init__(self) -> None:
+        from runner.data.rag_file import check_settings
+
+        check_settings(dict(self.columns), self.extra_columns, self.limit)
 
 
 @dataclass

@@ -6,11 +6,12 @@ it onto the canonical response frame (`runner.data.base.REQUIRED_COLUMNS`) with 
 strictness as ``claims_jsonl``: every problem names the file, the row and the field, and
 ``skip_invalid=True`` drops bad rows only after counting and listing them.
 
-Fields (after ``columns`` renames): ``id``, ``question``, ``context`` (a string, or a list
-of passages joined by a blank line), ``answer``, optional ``label`` (1/0, true/false,
-hallucinated/faithful, FAIL/PASS), ``group`` (default: a hash of the context, so answers of
-one context stay together in folds and bootstrap), ``source`` and ``task``. The format is
-documented in ``docs/rag_file_format.md``.
+Fields (after ``columns`` renames): ``question``, ``context`` (a string, or a list of
+passages joined by a blank line), ``answer``, optional ``id`` (without one, a stable hash
+of the row's content, so an export such as RAGAS's routes without hand edits), ``label``
+(1/0, true/false, hallucinated/faithful, FAIL/PASS), ``group`` (default: a hash of the
+context, so answers of one context stay together in folds and bootstrap), ``source`` and
+``task``. The format is documented in ``docs/rag_file_format.md``.
 
 Row numbers in messages: JSONL and CSV name the line in the file (a CSV's header is line 1,
 so its first record is line 2); Parquet names the 0-based row index.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import json
 import numbers
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -55,11 +57,20 @@ FIELDS: tuple[str, ...] = (
     "source",
     "task",
 )
-REQUIRED: tuple[str, ...] = ("id", "question", "context", "answer")
+REQUIRED: tuple[str, ...] = ("question", "context", "answer")
+CONTENT_ID = "content"
+"""Prefix of an id made from a row's content when the file has no ``id`` column."""
+GENERATED_IDS = (
+    "generated: content:<sha1[:16]> of question, context and answer (the file has no id column)"
+)
 DEFAULT_SOURCE = "unspecified"
 DEFAULT_TASK = "all"
 PASSAGE_JOIN = "\n\n"
 SUFFIXES = (".jsonl", ".csv", ".parquet")
+
+# A cell that starts a JSON list of strings (`["...`): meant as passages, so one that does
+# not parse is a broken export, not text. `[1] Paris ...` (a citation) stays text.
+_LOOKS_LIKE_LIST = re.compile(r'\s*\[\s*"')
 
 POSITIVE = ("1", "true", "hallucinated", "fail")
 NEGATIVE = ("0", "false", "faithful", "pass")
@@ -82,6 +93,23 @@ def parse_label(value: Any) -> int | None:
         if text in NEGATIVE:
             return 0
     return None
+
+
+def check_settings(columns: dict[str, str], extra_columns: str, limit: int | None) -> None:
+    """Refuse settings that cannot work, before any file is read (also run by the schema).
+
+    Raises
+    ------
+    ConfigError
+        Naming the ``dataset.<key>`` and what it accepts.
+    """
+    if extra_columns not in ("error", "ignore"):
+        raise ConfigError(f"dataset.extra_columns={extra_columns!r}: use 'error' or 'ignore'")
+    if limit is not None and (isinstance(limit, bool) or int(limit) < 1):
+        raise ConfigError(f"dataset.limit={limit!r}: a positive number of rows, or null")
+    unknown = sorted(set(columns) - set(FIELDS))
+    if unknown:
+        raise ConfigError(f"dataset.columns: {unknown} are not fields (fields: {list(FIELDS)})")
 
 
 def load_rag_file(
@@ -122,21 +150,17 @@ def load_rag_file(
     DataError
         Naming the file, row and field at fault.
     """
-    if extra_columns not in ("error", "ignore"):
-        raise ConfigError(f"dataset.extra_columns={extra_columns!r}: use 'error' or 'ignore'")
-    if limit is not None and (isinstance(limit, bool) or int(limit) < 1):
-        raise ConfigError(f"dataset.limit={limit!r}: a positive number of rows, or null")
     columns = dict(columns or {})
-    unknown = sorted(set(columns) - set(FIELDS))
-    if unknown:
-        raise ConfigError(f"dataset.columns: {unknown} are not fields (fields: {list(FIELDS)})")
+    check_settings(columns, extra_columns, limit)
     file = Path(path).expanduser()
     if file.suffix.lower() not in SUFFIXES:
         raise ConfigError(f"dataset.path={path!r}: extension must be one of {', '.join(SUFFIXES)}")
     if not file.is_file():
-        raise DataNotFoundError(f"{file} not found: rag_file needs path=<your data file>")
+        raise DataNotFoundError(f"{file} not found: set dataset.path=<your data file>")
     issues = IssueLog(skip_invalid=skip_invalid)
     records, rows = read_records(file, issues)
+    if not records and not issues.issues:
+        raise DataError("no rows: the file is empty or holds only a header", file=str(file))
     present = _map_header(records, columns, extra_columns, str(file))
     out, kept_rows, ids = [], [], {}
     labelled = "label" in present
@@ -147,12 +171,14 @@ def load_rag_file(
         if mapped is None:
             continue
         if mapped["example_id"] in ids:
-            issues.add(
-                str(file),
-                row,
-                columns.get("id", "id"),
-                f"duplicate id {mapped['example_id']!r} (first at row {ids[mapped['example_id']]})",
+            first = ids[mapped["example_id"]]
+            reason = (
+                f"duplicate id {mapped['example_id']!r} (first at row {first})"
+                if "id" in present
+                else f"same question, context and answer as row {first} (ids are generated "
+                "from the content; add an id column to keep both)"
             )
+            issues.add(str(file), row, columns.get("id", "id"), reason)
             continue
         ids[mapped["example_id"]] = row
         out.append(mapped)
@@ -167,6 +193,7 @@ def load_rag_file(
         else pd.array([pd.NA] * len(frame), dtype="Int64")
     )
     info_rows = kept_rows
+    skipped = _with_ids(issues.skipped(), dict(zip(rows, records, strict=True)), columns)
     params = {
         "columns": dict(sorted(columns.items())),
         "extra_columns": extra_columns,
@@ -181,12 +208,14 @@ def load_rag_file(
         "format": file.suffix.lower().lstrip("."),
         "labelled": labelled,
         "fields_present": sorted(present),
+        "ids": "from the file" if "id" in present else GENERATED_IDS,
         "groups": int(frame["group_id"].nunique()),
         "counts_per_source": _count(frame["source"]),
         "counts_per_task": _count(frame["task"]),
         "files_sha256": {str(file): digest},
-        "skipped": issues.skipped(),
+        "skipped": skipped,
         "skipped_rows": issues.skipped_rows(),
+        "rows_read": len(out) + issues.skipped_rows(),
         "first_row": info_rows[0],
     }
     if labelled:
@@ -198,6 +227,16 @@ def load_rag_file(
         fingerprint=frame_fingerprint(digest, "runner.data.rag_file", LOADER_VERSION, params),
         info=info,
     )
+
+
+def _with_ids(skipped: list[dict], by_row: dict[int, dict], columns: dict[str, str]) -> list[dict]:
+    """Each skipped problem with the row's id as written (None when it has none readable),
+    so a skipped row can be found in the file and in the run's ``skipped.parquet``."""
+    out = []
+    for problem in skipped:
+        raw = as_id((by_row.get(problem["row"]) or {}).get(columns.get("id", "id")))
+        out.append({**problem, "id": raw if isinstance(raw, str) else None})
+    return out
 
 
 def _count(series: pd.Series) -> dict[str, int]:
@@ -293,8 +332,8 @@ def _row(
     def bad(f: str, reason: str) -> None:
         issues.add(file, row, columns.get(f, f), reason)
 
-    ident = as_id(get("id"))
-    if is_missing(ident) or not isinstance(ident, str) or not ident.strip():
+    ident = as_id(get("id")) if "id" in present else ""
+    if "id" in present and (is_missing(ident) or not isinstance(ident, str) or not ident.strip()):
         return bad("id", f"id must be a non-empty string or integer, got {ident!r}")
     question = get("question")
     if is_missing(question):
@@ -325,6 +364,8 @@ def _row(
             return bad(f, f"must be a non-empty string when given, got {value!r}")
         else:
             optional[f] = value
+    if "id" not in present:
+        ident = group_key(CONTENT_ID, "\x1f".join((question, context, answer)))
     return {
         "example_id": ident,
         "group_id": optional["group"] or group_key("ctx", context),
@@ -342,7 +383,12 @@ def _context(value: Any) -> str | tuple[str]:
     if isinstance(value, str) and value.lstrip().startswith("["):
         try:
             parsed = json.loads(value)
-        except json.JSONDecodeError:
+        except json.JSONDecodeError as exc:
+            if _LOOKS_LIKE_LIST.match(value):
+                return (
+                    f"looks like a JSON list of passages but does not parse ({exc}); "
+                    "close the list and its strings, or write the context as plain text",
+                )
             parsed = None
         if isinstance(parsed, list):
             value = parsed

@@ -10,12 +10,15 @@ with ``INVALID_PARAMETER_VALUE`` naming the field, which the scoring server answ
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from runner.data.rag_file import PASSAGE_JOIN
 from runner.routing.thresholds import decide
+from runner.text.scripts import unreadable_reason
 
 INPUT_FIELDS = ("question", "context", "answer")
 OPTIONAL_FIELDS = ("id", "source")
@@ -37,13 +40,36 @@ def check_input(frame: Any) -> pd.DataFrame:
             raise InputError(f"field '{name}' is missing (required: {', '.join(INPUT_FIELDS)})")
     if frame.empty:
         raise InputError("input has no rows")
+    frame = frame.reset_index(drop=True)
+    frame["context"] = [_passages(value, pos) for pos, value in enumerate(frame["context"])]
     for name in INPUT_FIELDS:
         for pos, value in enumerate(frame[name].tolist()):
+            # Messages name the field, the row and the type, never the value: a request
+            # may hold user data, and a 400 body must not echo it back.
             if not isinstance(value, str):
-                raise InputError(f"field '{name}' of row {pos} must be a string, got {value!r}")
+                raise InputError(
+                    f"field '{name}' of row {pos} must be a string, got {type(value).__name__}"
+                )
             if name in NON_EMPTY and not value.strip():
                 raise InputError(f"field '{name}' of row {pos} is empty")
-    return frame.reset_index(drop=True)
+    return frame
+
+
+def _passages(value: Any, pos: int) -> Any:
+    """A list context joined as the file format joins it; anything else unchanged."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if not isinstance(value, (list, tuple)):
+        return value
+    if not value:
+        raise InputError(f"field 'context' of row {pos} is an empty list")
+    for k, passage in enumerate(value):
+        if not isinstance(passage, str) or not passage.strip():
+            raise InputError(
+                f"field 'context' of row {pos}: passage {k + 1} must be a non-empty string, "
+                f"got {type(passage).__name__}"
+            )
+    return PASSAGE_JOIN.join(value)
 
 
 def _pyfunc_base() -> type:
@@ -61,18 +87,51 @@ class RoutingModel(_pyfunc_base()):
         Anything with ``score(frame) -> risk`` on raw question/context/answer.
     review_at, accept_at : float
         Thresholds of `runner.routing.thresholds.decide`.
+    training_sources : sequence of str, optional
+        Sources the gate was fitted on; a request row whose ``source`` is not among them is
+        flagged ``unseen_source`` (as `route` flags it).
     """
 
-    def __init__(self, gate: Any, review_at: float, accept_at: float) -> None:
+    def __init__(
+        self,
+        gate: Any,
+        review_at: float,
+        accept_at: float,
+        training_sources: Sequence[str] | None = None,
+    ) -> None:
         self.gate = gate
         self.review_at = float(review_at)
         self.accept_at = float(accept_at)
+        self.training_sources = None if training_sources is None else list(training_sources)
 
     def score(self, frame: pd.DataFrame) -> pd.DataFrame:
-        """``risk`` and ``decision`` per row of a checked frame."""
+        """``risk``, ``decision``, ``reason`` and ``unseen_source`` per row of a checked frame.
+
+        A row whose text the lexical features cannot read (`runner.text.scripts`) goes to
+        review with the reason, whatever its risk: the risk was computed from text the
+        gate could not see. ``unseen_source`` is False where the request gives no source
+        or the model does not know its training sources (models fitted before it did).
+        """
         risk = np.asarray(self.gate.score(frame[list(INPUT_FIELDS)]), dtype=np.float64)
+        decision = decide(risk, self.review_at, self.accept_at).astype(object)
+        reasons = [
+            unreadable_reason(c, a) or ""
+            for c, a in zip(frame["context"], frame["answer"], strict=True)
+        ]
+        unreadable = np.array([bool(r) for r in reasons], dtype=bool)
+        decision[unreadable] = "review"
+        known = getattr(self, "training_sources", None)  # older pickles lack it
+        if known is not None and "source" in frame.columns:
+            unseen = ~frame["source"].astype(str).isin(set(known)).to_numpy()
+        else:
+            unseen = np.zeros(len(frame), dtype=bool)
         return pd.DataFrame(
-            {"risk": risk, "decision": decide(risk, self.review_at, self.accept_at).astype(str)}
+            {
+                "risk": risk,
+                "decision": decision.astype(str),
+                "reason": reasons,
+                "unseen_source": unseen,
+            }
         )
 
     def predict(
@@ -90,13 +149,24 @@ class RoutingModel(_pyfunc_base()):
 
 
 def signature() -> Any:
-    """Input: the three text fields (+ optional id, source); output: risk and decision."""
+    """Input: the three text fields (+ optional id, source); output: risk, decision, reason
+    and unseen_source."""
     from mlflow.models import ModelSignature
     from mlflow.types import ColSpec, DataType, Schema
+    from mlflow.types.schema import AnyType
 
+    # `context` is a string or a list of passages, as in the file format; the model checks it.
     inputs = Schema(
-        [ColSpec(DataType.string, name) for name in INPUT_FIELDS]
+        [ColSpec(AnyType() if name == "context" else DataType.string, name)
+         for name in INPUT_FIELDS]
         + [ColSpec(DataType.string, name, required=False) for name in OPTIONAL_FIELDS]
+    )  # fmt: skip
+    outputs = Schema(
+        [
+            ColSpec(DataType.double, "risk"),
+            ColSpec(DataType.string, "decision"),
+            ColSpec(DataType.string, "reason"),
+            ColSpec(DataType.boolean, "unseen_source"),
+        ]
     )
-    outputs = Schema([ColSpec(DataType.double, "risk"), ColSpec(DataType.string, "decision")])
     return ModelSignature(inputs=inputs, outputs=outputs)

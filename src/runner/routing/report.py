@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from runner.errors import DataError
+from runner.errors import ConfigError, DataError
 from runner.evaluation import scopes as rs
 from runner.evaluation.bootstrap import group_bootstrap
 from runner.evaluation.config import BootstrapConf
@@ -48,6 +48,10 @@ TITLES = {
     "leave_source_out": "Leave one source out: gate fitted on the other sources, 95 % CI",
     "target_labels": "Target labels only: fitted on k rows of the source (mean over seeds)",
 }
+
+
+NOT_COMPUTABLE = "not computable"
+"""How a source's row is marked when its rows cannot give the number (the reason follows)."""
 
 
 def pct(x: float) -> str:
@@ -137,15 +141,25 @@ def add_source_shift(
     n_seeds: int,
     seed: int,
     progress: bool,
-) -> None:
-    """Leave-source-out rows for every gate, target-label rows for gates that fit."""
+) -> dict[str, str]:
+    """Leave-source-out rows for every gate, target-label rows for gates that fit.
+
+    A source whose rows cannot give a number (one context group, one class, a pool too
+    small for a stratified test set) does not stop the report: its rows are marked
+    "not computable: <why>" and every other source is reported. Returns ``{source: why}``
+    for the marked sources.
+    """
+    blocked = {s: "one context group" for s in one_group_sources(frame)}
     loso = score_gates(gates, frame, LeaveSourceOut(column="source"), progress=progress)
     metrics = metric_set([review_budget], [accept_budget])
     for source in sorted(loso["source"].astype(str).unique()):
         sub = loso[loso["source"].astype(str) == source]
-        if sub["label"].nunique() < 2:
+        if source not in blocked and sub["label"].nunique() < 2:
+            blocked[source] = "one class"
+        if source in blocked:
             for gate in gates:
-                result.add("leave_source_out", f"{source} / {gate}", "AUROC", None)
+                row = f"{source} / {gate} ({NOT_COMPUTABLE}: {blocked[source]})"
+                result.add("leave_source_out", row, "AUROC", None)
             continue
         res = group_bootstrap(
             sub["label"].to_numpy(),
@@ -164,7 +178,7 @@ def add_source_shift(
                 )
     learned = {n: g for n, g in gates.items() if getattr(g, "needs_fit", False)}
     if not learned or not ks:
-        return
+        return blocked
     sampler = TargetAdaptation(
         test_fraction=0.2,
         ks=list(ks),
@@ -174,8 +188,8 @@ def add_source_shift(
         group_col="group_id",
     )
     rows = []
-    for rec in sampler.records(frame):
-        train, test = frame.iloc[rec.train_idx], frame.iloc[rec.test_idx]
+    for sub, rec in _target_records(sampler, frame, blocked):
+        train, test = sub.iloc[rec.train_idx], sub.iloc[rec.test_idx]
         if train["label"].nunique() < 2 or test["label"].nunique() < 2:
             continue
         for name, gate in learned.items():
@@ -197,16 +211,55 @@ def add_source_shift(
                     ),
                 }
             )
-    if not rows:
-        return
-    table = pd.DataFrame(rows)
-    value_cols = [c for c in table.columns if c not in ("source", "k", "k_used", "gate")]
-    means = table.groupby(["source", "gate", "k"], sort=True)[[*value_cols, "k_used"]].mean()
-    for (source, gate, k), row in means.iterrows():
-        label = f"{source} / {gate} / k={k}"
-        for column in value_cols:
-            result.add("target_labels", label, column, float(row[column]))
-        result.add("target_labels", label, "labels used", float(row["k_used"]))
+    if rows:
+        table = pd.DataFrame(rows)
+        value_cols = [c for c in table.columns if c not in ("source", "k", "k_used", "gate")]
+        means = table.groupby(["source", "gate", "k"], sort=True)[[*value_cols, "k_used"]].mean()
+        for (source, gate, k), row in means.iterrows():
+            label = f"{source} / {gate} / k={k}"
+            for column in value_cols:
+                result.add("target_labels", label, column, float(row[column]))
+            result.add("target_labels", label, "labels used", float(row["k_used"]))
+    for source in sorted(blocked):
+        for name in learned:
+            row = f"{source} / {name} ({NOT_COMPUTABLE}: {blocked[source]})"
+            result.add("target_labels", row, "AUROC", None)
+    return blocked
+
+
+def one_group_sources(frame: pd.DataFrame) -> list[str]:
+    """Sources whose rows all share one context group.
+
+    Why: a source-level number needs its groups resampled and split; with a single group
+    there is no interval and no test set that leaves a pool, so such a source is marked
+    rather than allowed to fail the whole report.
+    """
+    groups = frame.groupby(frame["source"].astype(str), sort=True)["group_id"].nunique()
+    return [str(s) for s in groups[groups < 2].index]
+
+
+def _target_records(
+    sampler: TargetAdaptation, frame: pd.DataFrame, blocked: dict[str, str]
+) -> list[tuple[pd.DataFrame, Any]]:
+    """(the source's rows, record) for every target-label run of each computable source.
+
+    Each source is sampled on its own rows: the test sets and samples depend only on the
+    seed, the source and its rows in order, so they are the rows the whole-frame sampler
+    would draw. A source the sampler refuses is added to `blocked` with the reason.
+    """
+    out = []
+    values = frame["source"].astype(str)
+    for source in sorted(values.unique()):
+        if source in blocked:
+            continue
+        sub = frame[values == source]
+        try:
+            records = sampler.records(sub)
+        except ConfigError:
+            blocked[source] = "too few rows of each class for a test set and a labelled pool"
+            continue
+        out += [(sub, rec) for rec in records]
+    return out
 
 
 def render_markdown(result: StudyResult, out_dir: Path, header: Sequence[str]) -> str:

@@ -63,3 +63,43 @@ def realised(labels: np.ndarray, decisions: np.ndarray) -> dict[str, float | Non
         out[key] = float(labels[sel].mean()) if sel.any() else None
     out["hallucinated share"] = float(labels.mean())
     return out
+
+
+SKIPPED_COLUMNS = ("row", "id", "decision", "field", "reason", "file")
+
+
+def skipped_rows(problems: list[dict]) -> pd.DataFrame:
+    """One row per input row the loader skipped, ``decision=invalid``, with its first problem.
+
+    Why: a skipped row must not vanish from the run's outputs; beside ``decisions.parquet``
+    it says which input rows got no decision and why (``id`` is None when the row had none
+    readable; ``row`` is the line, or the Parquet row index, the loader names).
+    """
+    first: dict[tuple[str, str], dict] = {}
+    for problem in problems:
+        first.setdefault((str(problem["file"]), str(problem["row"])), problem)
+    return pd.DataFrame(
+        {
+            "row": [str(p["row"]) for p in first.values()],
+            "id": pd.array([p.get("id") for p in first.values()], dtype="string"),
+            "decision": "invalid",
+            "field": [str(p["field"]) for p in first.values()],
+            "reason": [str(p["reason"]) for p in first.values()],
+            "file": [str(p["file"]) for p in first.values()],
+        },
+        columns=list(SKIPPED_COLUMNS),
+    )
+
+
+def row_counts(read: int | None, routed: int, skipped: int) -> dict[str, int]:
+    """``read``, ``routed``, ``skipped``; read defaults to routed + skipped."""
+    return {
+        "read": int(read if read is not None else routed + skipped),
+        "routed": int(routed),
+        "skipped": int(skipped),
+    }
+
+
+def accounting(counts: dict[str, int]) -> str:
+    """The one line every output says it with: ``31 read, 26 routed, 5 skipped``."""
+    return f"{counts['read']} read, {counts['routed']} routed, {counts['skipped']} skipped"

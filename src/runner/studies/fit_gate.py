@@ -156,7 +156,9 @@ class FitGate(Study, name="fit_gate", params=Params, titles=TITLES):
             metadata["risk_control"]["threshold"] = "-inf"
         example = data.frame[list(INPUT_FIELDS)].head(params.input_example_rows)
         result.model = ModelSpec(
-            python_model=RoutingModel(fitted, thresholds.review_at, thresholds.accept_at),
+            python_model=RoutingModel(
+                fitted, thresholds.review_at, thresholds.accept_at, training_sources=sources
+            ),
             name=routing.model_name or name,
             alias=routing.alias,
             metadata=metadata,

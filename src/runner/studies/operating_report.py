@@ -94,8 +94,9 @@ class OperatingReport(Study, name="operating_report", params=Params, titles=TITL
             for a, v in zip(ACCEPT_GRID, accepted_risk_grid(y, s, ACCEPT_GRID), strict=True):
                 result.add("curve_accept", gate, rp.pct(a), float(v))
         sources = sorted(frame["source"].astype(str).unique())
+        not_computable: dict[str, str] = {}
         if len(sources) >= 2:
-            rp.add_source_shift(
+            not_computable = rp.add_source_shift(
                 result,
                 frame,
                 gates,
@@ -131,6 +132,7 @@ class OperatingReport(Study, name="operating_report", params=Params, titles=TITL
             "sources": sources,
             "tasks": sorted(frame["task"].astype(str).unique()),
             "rows": len(frame),
+            "not_computable": not_computable,
         }
         return result
 
@@ -162,6 +164,11 @@ class OperatingReport(Study, name="operating_report", params=Params, titles=TITL
                 f"({100 * cascade['share_sent_to_verifier']:.1f} % of rows) and, at threshold "
                 f"{cascade['threshold']:g}, sends a verified row to review or accepts it. "
                 f"`{cascade['verifier']}` alone scores every row."
+            )
+        for source, why in sorted((info.get("not_computable") or {}).items()):
+            header.append(
+                f"Source `{source}`: leave-source-out and target-label rows "
+                f"{rp.NOT_COMPUTABLE}: {why}; every other number is reported."
             )
         md = rp.render_markdown(result, out_dir, header)
         return {"report.md": md, "report.html": rp.render_html(md, out_dir, "Operating report")}

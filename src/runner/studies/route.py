@@ -2,6 +2,9 @@
 
 Writes ``decisions.parquet`` (``id, risk, decision, audit`` plus ``source``,
 ``unseen_source`` and the model version) and a summary (counts per decision, ms/example).
+Every input row is accounted for: rows the loader skipped (``dataset.skip_invalid=true``)
+are listed in ``skipped.parquet`` with ``decision=invalid`` and the reason, and the
+summary, the console and the MLflow metrics say "N read, M routed, K skipped".
 The risks come from the registered pyfunc model, the same object `mlflow models serve`
 answers with. Rows from sources the gate was not fitted on are reported loudly and handled
 by ``routing.on_unseen_source``. With ``routing.verifier=<name>`` the configured verifier
@@ -32,6 +35,7 @@ from runner.routing.registry import load_routed_model, parse_model_uri
 from runner.studies.contract import Inputs, Study
 
 TITLES = {
+    "rows": "Input rows",
     "decisions": "Routed rows per decision",
     "realised": "Realised on this file's labels vs the model's out-of-fold promise",
     "final": "Final decisions: the verifier decides the verify band (routing.verifier)",
@@ -75,8 +79,14 @@ class Route(Study, name="route", params=Params, titles=TITLES):
         gate_ms = (time.perf_counter() - start) * 1000.0 / len(frame)
         decision = routed["decision"].to_numpy(dtype=object)
         is_unseen = ~frame["source"].astype(str).isin(set(training_sources)).to_numpy()
+        reason = (
+            routed["reason"].to_numpy(dtype=object).astype(str)
+            if "reason" in routed
+            else np.full(len(frame), "", dtype=object)
+        ).astype(object)
         if routing.on_unseen_source == "review":
             decision[is_unseen] = "review"
+            reason[is_unseen & (reason == "")] = "unseen source"
         audit = rt.audit_sample(decision, routing.audit_fraction, inputs.seed)
         decisions = pd.DataFrame(
             {
@@ -87,9 +97,15 @@ class Route(Study, name="route", params=Params, titles=TITLES):
                 "source": frame["source"].to_numpy(),
                 "unseen_source": is_unseen,
                 "model": f"{model.name}/{model.version}",
+                "reason": reason.astype(str),
             }
         )
         result = StudyResult(titles=dict(TITLES))
+        skipped = rt.skipped_rows(data.info.get("skipped") or [])
+        counts = rt.row_counts(data.info.get("rows_read"), len(decisions), len(skipped))
+        result.titles["rows"] = f"Input rows: {rt.accounting(counts)}"
+        for key, value in counts.items():
+            result.add("rows", "input", key, value)
         for band in ("accept", "verify", "review"):
             count = int((decisions["decision"] == band).sum())
             result.add("decisions", band, "rows", count)
@@ -115,6 +131,8 @@ class Route(Study, name="route", params=Params, titles=TITLES):
             )
             result.add("realised", "accepted risk", "OOF promise", promise.get("accepted_risk"))
         result.files["decisions.parquet"] = decisions
+        if len(skipped):
+            result.files["skipped.parquet"] = skipped
         result.runtime.update(runtime)
         result.extra["summary.json"] = {
             "model": {
@@ -123,6 +141,8 @@ class Route(Study, name="route", params=Params, titles=TITLES):
                 "version": model.version,
                 "training_run_id": model.run_id,
             },
+            "rows": {**counts, "accounting": rt.accounting(counts)},
+            "ids": data.info.get("ids", "from the file"),
             "counts": decisions["decision"].value_counts().sort_index().to_dict(),
             "audit_rows": int(audit.sum()),
             "unseen_sources": unseen,
