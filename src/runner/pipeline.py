@@ -110,6 +110,7 @@ def build_inputs(cfg: DictConfig, data: Any = None) -> Inputs:
     """
     from runner.hri.config import load_hri_config
 
+    _use_run_registry(cfg)
     return Inputs(
         experiment=str(cfg.experiment),
         seed=int(cfg.seed),
@@ -133,6 +134,17 @@ def build_inputs(cfg: DictConfig, data: Any = None) -> Inputs:
         detector=_typed(cfg.get("detector")),
         train=_typed(cfg.get("train")),
     )
+
+
+def _use_run_registry(cfg: DictConfig) -> None:
+    """Parts given a ``models:/`` URI (a trained detector) resolve it in this run's store."""
+    from runner.verifiers.loading import use_registry
+
+    if cfg.get("tracking") is None or cfg.get("paths") is None:
+        return
+    from runner.tracking import resolve_uri
+
+    use_registry(resolve_uri(cfg)[0])
 
 
 def _tracking(cfg: DictConfig) -> Any:

@@ -8,7 +8,7 @@ that lists reach the estimators as plain Python lists (clone-safe, picklable).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from omegaconf import MISSING
 
@@ -45,6 +45,7 @@ class LogitGateConf:
     max_iter: int = 1000
     random_state: int = 13
     solver: str = "lbfgs"
+    extra_features: list[str] = field(default_factory=list)
 
 
 CONF_BY_TARGET: dict[str, type] = {

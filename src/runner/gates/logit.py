@@ -39,6 +39,10 @@ class LogitGate(BaseEstimator):
     max_iter : int, default 1000
     random_state : int, default 13
     solver : str, default "lbfgs"
+    extra_features : sequence of str, default ()
+        Numeric columns that are not lexical features but scores the frame already
+        carries, e.g. a verifier's risk a study adds (the stacked gate: RAGScope-E
+        features + the trained detector's risk). Missing or non-finite values are errors.
 
     Attributes
     ----------
@@ -58,6 +62,7 @@ class LogitGate(BaseEstimator):
         max_iter: int = 1000,
         random_state: int = 13,
         solver: str = "lbfgs",
+        extra_features: Sequence[str] = (),
     ):
         self.features = features
         self.tfidf = tfidf
@@ -66,6 +71,7 @@ class LogitGate(BaseEstimator):
         self.max_iter = max_iter
         self.random_state = random_state
         self.solver = solver
+        self.extra_features = extra_features
 
     def _names(self) -> list[str]:
         names = check_lexical_names(self.features)
@@ -73,8 +79,22 @@ class LogitGate(BaseEstimator):
             raise ValueError("a LogitGate needs at least one feature or tfidf=True")
         return names
 
+    def _with_columns(self, frame: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+        frame = with_lexical(frame, names)
+        for column in self.extra_features:
+            if column not in frame.columns:
+                raise ValueError(f"extra feature {column!r} is not a column of the frame")
+            values = pd.to_numeric(frame[column], errors="coerce").to_numpy(float)
+            bad = np.flatnonzero(~np.isfinite(values))
+            if len(bad):
+                row = frame["example_id"].iloc[bad[0]] if "example_id" in frame else bad[0]
+                raise ValueError(f"extra feature {column!r} is not a finite number at row {row}")
+        return frame
+
     def _pipeline(self, names: list[str]) -> Pipeline:
         parts = [("lexical", "passthrough", names)] if names else []
+        if self.extra_features:
+            parts.append(("extra", "passthrough", list(self.extra_features)))
         if self.tfidf:
             parts.append(("tfidf", TfidfSupport(), ["context", "answer"]))
         return Pipeline(
@@ -112,7 +132,7 @@ class LogitGate(BaseEstimator):
         """
         names = self._names()
         labels = check_labels(y, frame)
-        self.pipeline_ = self._pipeline(names).fit(with_lexical(frame, names), labels)
+        self.pipeline_ = self._pipeline(names).fit(self._with_columns(frame, names), labels)
         return self
 
     def score(self, frame: pd.DataFrame) -> np.ndarray:
@@ -131,5 +151,5 @@ class LogitGate(BaseEstimator):
         names = self._names()
         model = self.pipeline_.named_steps["model"]
         positive = list(model.classes_).index(1)
-        probabilities = self.pipeline_.predict_proba(with_lexical(frame, names))
+        probabilities = self.pipeline_.predict_proba(self._with_columns(frame, names))
         return as_risk(probabilities[:, positive], frame)

@@ -178,19 +178,23 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
     def _result(self, inputs, detector, card, done, threshold, train_rows) -> StudyResult:
         result = StudyResult(titles=dict(TITLES))
         training = card["training"]
+        row = Path(detector.backbone).name or detector.backbone  # a path's folder name
         for label in ("rows", "validation_rows", "validation_groups", "steps_done",
                       "steps_planned", "train_seconds"):  # fmt: skip
-            result.add("training", detector.backbone, label, training[label])
-        result.add("training", detector.backbone, "examples_seen", done.examples_seen)
+            result.add("training", row, label, training[label])
+        result.add("training", row, "examples_seen", done.examples_seen)
         result.add(
-            "training", detector.backbone, "stopped_by_time_budget",
+            "training", row, "stopped_by_time_budget",
             float(done.stopped_by == "time_budget"),
         )  # fmt: skip
         for label in ("auroc", "ap", "token_precision", "token_recall", "token_f1", "step"):
             value = done.best.get(label)
-            result.add("validation", "kept weights", label, None if value is None else value)
+            finite = value is not None and np.isfinite(value)
+            result.add("validation", "kept weights", label, value if finite else None)
         for label in ("threshold", "f1", "precision", "recall"):
-            result.add("validation", "example threshold", label, threshold[label])
+            value = threshold[label]
+            result.add("validation", "example threshold", label,
+                       value if np.isfinite(value) else None)  # fmt: skip
         for part, stats in card["input_stats"].items():
             for label, value in stats.items():
                 result.add("inputs", part, label, value)

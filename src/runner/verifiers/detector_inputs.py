@@ -231,7 +231,7 @@ def _select(
     return text, sum(lengths[i] for i in chosen)
 
 
-def _windows(tokenizer, context: str, size: int, overlap: int) -> list[tuple[int, int]]:
+def context_windows(tokenizer, context: str, size: int, overlap: int) -> list[tuple[int, int]]:
     """Character ranges of overlapping token windows covering the whole context."""
     offsets = tokenizer(context, add_special_tokens=False, return_offsets_mapping=True)[
         "offset_mapping"
@@ -302,7 +302,7 @@ def build_segments(
         for (start, end), n_piece in zip(ranges, piece_lengths, strict=True):
             budget = rule.max_length - special - prompt_cost[i] - n_piece - 2  # joins' slack
             if rule.rule == "windows":
-                windows = _windows(tokenizer, c, budget, rule.window_overlap)
+                windows = context_windows(tokenizer, c, budget, rule.window_overlap)
                 evidence = [c[s:e] for s, e in windows]
                 example_seen = n_ctx[i]
             elif n_ctx[i] <= budget:

@@ -320,8 +320,11 @@ def _schedule(total: int, warmup: int) -> Callable[[int], float]:
     return factor
 
 
-def _better(value: float, best: float | None) -> bool:
-    return not math.isnan(value) and (best is None or value > best)
+def _better(value: float, best: float | None, first: bool) -> bool:
+    """The first evaluation is always kept (so weights exist); later ones when better."""
+    if first:
+        return True
+    return not math.isnan(value) and (best is None or math.isnan(best) or value > best)
 
 
 def train(
@@ -438,7 +441,8 @@ def train(
             "validation at step %d: AUROC %.3f AP %.3f token F1 %.3f",
             step, metrics["auroc"], metrics["ap"], metrics["token_f1"],
         )  # fmt: skip
-        if _better(metrics[settings.select_by], None if best is None else best["value"]):
+        if _better(metrics[settings.select_by], None if best is None else best["value"],
+                   best is None):  # fmt: skip
             best = {"value": metrics[settings.select_by], "step": step, **metrics}
 
             def write(tmp: Path) -> None:
@@ -521,9 +525,17 @@ def _result(best_dir, best, history, evaluations, step, total, stopped_by, elaps
 
 
 def choose_threshold(y: np.ndarray, risk: np.ndarray) -> dict[str, float]:
-    """The example threshold with the best F1 on validation (ties: the higher threshold)."""
+    """The example threshold with the best F1 on validation (ties: the higher threshold).
+
+    A validation split with one class cannot choose: 0.5 (LettuceDetect's) is returned
+    with ``chosen_on_validation`` false.
+    """
     from sklearn.metrics import precision_recall_curve
 
+    if len(set(np.asarray(y).tolist())) < 2:
+        log.warning("the validation split holds one class: example threshold 0.5, not chosen")
+        return {"threshold": 0.5, "f1": float("nan"), "precision": float("nan"),
+                "recall": float("nan"), "chosen_on_validation": False}  # fmt: skip
     precision, recall, thresholds = precision_recall_curve(y, risk)
     f1 = np.where(precision + recall > 0, 2 * precision * recall / (precision + recall + 1e-300), 0)
     f1 = f1[:-1]
@@ -533,6 +545,7 @@ def choose_threshold(y: np.ndarray, risk: np.ndarray) -> dict[str, float]:
         "f1": float(f1[best]),
         "precision": float(precision[best]),
         "recall": float(recall[best]),
+        "chosen_on_validation": True,
     }
 
 

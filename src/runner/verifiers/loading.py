@@ -127,12 +127,25 @@ REGISTRY_ARTIFACT = "detector"
 (`runner.verifiers.detector_model`)."""
 
 
+_REGISTRY: dict[str, str | None] = {"uri": None}
+
+
+def use_registry(uri: str | None) -> None:
+    """Look ``models:/`` URIs up in the store at `uri` (the pipeline sets the run's store)."""
+    _REGISTRY["uri"] = uri
+
+
 def registry_tracking_uri() -> str:
-    """Where ``models:/`` URIs are looked up: ``MLFLOW_TRACKING_URI``, else the runner's
-    default store (SQLite under the artifacts folder, as ``tracking=sqlite`` uses)."""
+    """Where ``models:/`` URIs are looked up: the run's tracking store (`use_registry`),
+    else ``MLFLOW_TRACKING_URI``, else the runner's default store (SQLite under the
+    artifacts folder, as ``tracking=sqlite`` uses)."""
     from runner.paths import artifacts_dir
 
-    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{artifacts_dir() / 'mlflow.db'}"
+    return (
+        _REGISTRY["uri"]
+        or os.environ.get("MLFLOW_TRACKING_URI")
+        or f"sqlite:///{artifacts_dir() / 'mlflow.db'}"
+    )
 
 
 def registered_folder(uri: str) -> str:
@@ -168,28 +181,41 @@ def registered_folder(uri: str) -> str:
     from runner.paths import artifacts_dir
 
     cache = artifacts_dir() / "cache" / "registry" / match["name"] / str(version.version)
-    folder = cache / "artifacts" / REGISTRY_ARTIFACT
-    if not (folder / "config.json").is_file():
+    if not cache.is_dir():
         cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(str(cache) + f".tmp{os.getpid()}")
-        mlflow.set_registry_uri(tracking)
+        tmp = Path(f"{cache}.tmp{os.getpid()}")
         with contextlib.suppress(FileNotFoundError):
             shutil.rmtree(tmp)
+        mlflow.set_registry_uri(tracking)  # models:/ artifact URIs resolve through it
         mlflow.artifacts.download_artifacts(
             artifact_uri=f"models:/{match['name']}/{version.version}",
             dst_path=str(tmp),
             tracking_uri=tracking,
         )
-        if not (tmp / "artifacts" / REGISTRY_ARTIFACT / "config.json").is_file():
-            raise ModelNotAvailableError(
-                f"model {uri!r} (version {version.version}) ships no '{REGISTRY_ARTIFACT}' "
-                f"weights folder: it is not a detector registered by train_detector"
-            )
         if cache.exists():  # another process copied it meanwhile
             shutil.rmtree(tmp)
         else:
             os.replace(tmp, cache)
+    folder = _artifact_folder(cache)
+    if folder is None or not (folder / "config.json").is_file():
+        raise ModelNotAvailableError(
+            f"model {uri!r} (version {version.version}) ships no '{REGISTRY_ARTIFACT}' "
+            f"weights folder: it is not a detector registered by train_detector"
+        )
     return str(folder.resolve())
+
+
+def _artifact_folder(model_dir: Path) -> Path | None:
+    """The folder of the pyfunc artifact `REGISTRY_ARTIFACT` in a downloaded model."""
+    import yaml
+
+    mlmodel = model_dir / "MLmodel"
+    if not mlmodel.is_file():
+        return None
+    flavors = (yaml.safe_load(mlmodel.read_text()) or {}).get("flavors", {})
+    artifacts = (flavors.get("python_function") or {}).get("artifacts") or {}
+    entry = artifacts.get(REGISTRY_ARTIFACT)
+    return model_dir / entry["path"] if entry and entry.get("path") else None
 
 
 def read_config_json(source: str, revision: str | None = None) -> dict[str, Any]:

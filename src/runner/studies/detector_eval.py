@@ -1,0 +1,230 @@
+"""The trained detector on held-out data, like for like against the cheap gates.
+
+Everything is scored on a split the detector never saw (RAGTruth test by default; train
+and test share no context). Rows:
+
+- the detector (``verifiers.<verifier>``, e.g. ``models:/ragtruth_detector@champion``) as
+  trained, and its int8 dynamic-quantised copy (same weights, `Verifier.derive`);
+- the baseline gates (RAGScope-E, ROUGE-L) **fitted on the training split and scored on
+  the test split**, the detector's own protocol;
+- the stacked gate: the base gate's features plus the detector's risk, scored out of fold
+  under the grouped split on the test rows, beside the base gate scored the same way (so
+  the pair differs only in the detector's column).
+
+Measures: AUROC and AP per task, Macro and Combined with 95 % context-group bootstrap
+intervals; paired deltas on the same resamples; example-level P/R/F1 at the threshold the
+validation split chose (``detector.json``) and at 0.5; LettuceDetect's span-level
+character-overlap P/R/F1 (tokens >= ``span_threshold``); ms/example of complete inference
+(input rule + tokenisation + forward, model loading excluded) on a seeded task-stratified
+sample, at the verifier's ``threads``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+
+from runner.data.ragtruth import load_ragtruth
+from runner.errors import ConfigError
+from runner.evaluation import scopes as rs
+from runner.evaluation.oof import score_gates
+from runner.evaluation.timing import gate_runtime
+from runner.features import with_lexical_features
+from runner.results import StudyResult
+from runner.studies.contract import Inputs, Study
+from runner.verifiers.runtime import time_scoring, timing_sample
+from runner.verifiers.token_labels import gold_spans, span_overlap_counts
+
+log = logging.getLogger(__name__)
+
+TITLES = {
+    "detector_test": "Held-out AUROC / AP (95 % context-group CIs): detector, its int8 copy, "
+    "gates fitted on train, the stacked gate (out of fold)",
+    "detector_deltas": "Paired differences on the same bootstrap resamples",
+    "detector_examples": "Example-level precision / recall / F1 of the detector",
+    "detector_spans": "Span-level character-overlap precision / recall / F1 (LettuceDetect's)",
+    "detector_cost": "ms/example of complete local inference",
+}
+
+
+@dataclass
+class Params:
+    """Which parts fill the tables and how cost is measured."""
+
+    verifier: str = "detector"
+    baselines: list[str] = field(default_factory=lambda: ["ragscope_e", "rouge_l"])
+    fit_split: str = "train"  # RAGTruth split the baseline gates are fitted on
+    fit_limit: int | None = None  # first N rows of it only (quick runs); null = all
+    stacked: str | None = "ragscope_e"  # base gate of the stacked row (null: no stacked row)
+    int8: bool = True
+    span_threshold: float = 0.5
+    timing_sample: int = 64
+    timing_repeats: int = 3
+    gate_timing_rows: int = 540
+    score_chunk: int = 64
+
+
+def _prf(tp: int, n_pred: int, n_gold: int) -> dict[str, float]:
+    precision = tp / n_pred if n_pred else 0.0
+    recall = tp / n_gold if n_gold else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"precision": precision, "recall": recall, "f1": f1}
+
+
+def example_prf(y: np.ndarray, risk: np.ndarray, threshold: float) -> dict[str, float]:
+    """Precision / recall / F1 of ``risk >= threshold`` as the hallucinated class."""
+    flag = risk >= threshold
+    return _prf(int((flag & (y == 1)).sum()), int(flag.sum()), int((y == 1).sum()))
+
+
+def span_prf(token_scores: list, frame: pd.DataFrame, threshold: float) -> dict[str, float]:
+    """Character-overlap P/R/F1 summed over examples (flagged token runs vs gold spans)."""
+    tp = n_pred = n_gold = 0
+    for scores, (_, row) in zip(token_scores, frame.iterrows(), strict=True):
+        predicted = scores.spans(threshold - 1e-12)  # TokenScores flags strictly above
+        gold = gold_spans(list(row["spans"]), row["answer"], str(row["example_id"]))
+        a, b, c = span_overlap_counts(predicted, gold)
+        tp, n_pred, n_gold = tp + a, n_pred + b, n_gold + c
+    return _prf(tp, n_pred, n_gold)
+
+
+def _token_scores(verifier: Any, frame: pd.DataFrame, chunk: int, progress: bool) -> list:
+    from tqdm.auto import tqdm
+
+    out = []
+    for start in tqdm(range(0, len(frame), chunk), disable=not progress, desc="detector"):
+        part = frame.iloc[start : start + chunk]
+        out += verifier.token_scores(part["question"], part["context"], part["answer"])
+    return out
+
+
+class DetectorEval(Study, name="detector_eval", params=Params, titles=TITLES):
+    """A trained token detector against gates, on data it never saw."""
+
+    def check(self, inputs: Inputs, params: Params) -> None:
+        """The named verifier and gates are configured."""
+        if params.verifier not in inputs.verifiers:
+            raise ConfigError(
+                f"study.params.verifier={params.verifier!r} is not a configured verifier "
+                f"(configured: {sorted(inputs.verifiers)})"
+            )
+        wanted = set(params.baselines) | ({params.stacked} if params.stacked else set())
+        missing = sorted(wanted - set(inputs.gates))
+        if missing:
+            raise ConfigError(f"gates {missing} are not configured (configured: {sorted(inputs.gates)})")
+
+    def run(self, inputs: Inputs, params: Params) -> StudyResult:
+        """Score, fit the baselines on the training split, bootstrap, time."""
+        data, boot = inputs.require("data"), inputs.require("bootstrap")
+        test = data.frame.reset_index(drop=True)
+        rs.check_binary_labels(test, data.name)
+        name, verifier = params.verifier, inputs.verifiers[params.verifier]
+        verifier.load()
+        token_scores = _token_scores(verifier, test, params.score_chunk, inputs.progress)
+        scores = test[["example_id", "group_id", "task", "label"]].copy()
+        scores[name] = [s.max_prob() for s in token_scores]
+        card = getattr(verifier, "_card", None) or {}
+        result = StudyResult(titles=dict(TITLES))
+        runtime: dict[str, Any] = {"input_rule": verifier.rule().to_dict(), "card": card}
+        sample = timing_sample(test, params.timing_sample, inputs.seed)
+        runtime[name], _ = time_scoring(verifier, sample, repeats=params.timing_repeats)
+        rows = [name]
+        if params.int8:
+            quant = verifier.derive(quantize="int8_dynamic")
+            q_name = f"{name} [int8]"
+            q_scores = _token_scores(quant, test, params.score_chunk, inputs.progress)
+            scores[q_name] = [s.max_prob() for s in q_scores]
+            runtime[q_name], _ = time_scoring(quant, sample, repeats=params.timing_repeats)
+            rows.append(q_name)
+        features = with_lexical_features(test, inputs.cache_dir)
+        fitted = self._baselines(inputs, params, features, scores)
+        rows += list(fitted)
+        if params.stacked:
+            rows += self._stacked(inputs, params, features, scores)
+        stats = rs.bootstrap_scopes(scores, rows, boot)
+        rs.add_scope_table(result, "detector_test", stats, rows)
+        pairs = [(name, b) for b in fitted]
+        if params.int8:
+            pairs.append((rows[1], name))
+        if params.stacked:
+            pairs.append((f"stacked {params.stacked} + {name}", f"{params.stacked} (out of fold)"))
+        for gate, base in pairs:
+            for scope in stats.scopes():
+                for metric in ("auroc", "ap"):
+                    est = stats.delta(gate, base, metric, scope)
+                    column = f"{gate} - {base}/{rs.METRIC_LABELS[metric]}"
+                    result.add("detector_deltas", scope, column, est.point, ci=(est.low, est.high))
+        self._flags(result, params, test, scores[name].to_numpy(), token_scores, card, verifier)
+        gate_cost = gate_runtime(
+            {b: inputs.gates[b] for b in params.baselines}, features,
+            inputs.require("split"), params.gate_timing_rows, params.timing_repeats,
+        )  # fmt: skip
+        runtime["gates"] = gate_cost
+        for row in rows:
+            cost = runtime.get(row, {}).get("ms_per_example")
+            base = row.split(" ")[0]
+            if cost is None and base in gate_cost:
+                cost = gate_cost[base]["median_ms_per_example"]
+            if cost is not None:
+                result.add("detector_cost", row, "ms/example", cost)
+        rs.add_bootstrap_info(result, stats)
+        result.scores, result.runtime = scores, runtime
+        result.tags = {"detector": str(verifier.model), "input_rule": verifier.rule().rule}
+        return result
+
+    def _baselines(self, inputs, params, features, scores) -> dict[str, str]:
+        """Fit each baseline gate on the training split, score the test rows."""
+        train = load_ragtruth(split=params.fit_split, limit=params.fit_limit).frame
+        overlap = set(train["group_id"]) & set(features["group_id"])
+        if overlap:
+            raise ConfigError(f"{params.fit_split} and the test data share {len(overlap)} contexts")
+        train = with_lexical_features(train, inputs.cache_dir)
+        out = {}
+        for gate_name in params.baselines:
+            gate = inputs.gates[gate_name]
+            if getattr(gate, "needs_fit", False):
+                gate = clone(gate).fit(train, train["label"].to_numpy())
+            row = f"{gate_name} (fit on {params.fit_split})"
+            scores[row] = np.asarray(gate.score(features), dtype=float)
+            out[row] = gate_name
+        return out
+
+    def _stacked(self, inputs, params, features, scores) -> list[str]:
+        """Base gate features + detector risk, and the base gate alone, both out of fold."""
+        frame = features.copy()
+        frame["detector_risk"] = scores[params.verifier].to_numpy()
+        base = inputs.gates[params.stacked]
+        stacked_name = f"stacked {params.stacked} + {params.verifier}"
+        base_name = f"{params.stacked} (out of fold)"
+        gates = {
+            stacked_name: clone(base).set_params(extra_features=["detector_risk"]),
+            base_name: clone(base),
+        }
+        oof = score_gates(gates, frame, inputs.require("split"), progress=inputs.progress)
+        for column in gates:
+            scores[column] = oof[column].to_numpy()
+        return list(gates)
+
+    def _flags(self, result, params, test, risk, token_scores, card, verifier) -> None:
+        y = test["label"].to_numpy(int)
+        chosen = float(card.get("threshold", verifier.threshold))
+        for label, threshold in (("validation threshold", chosen), ("0.5", 0.5)):
+            prf = example_prf(y, risk, threshold)
+            for column, value in (("threshold", threshold), *prf.items()):
+                result.add("detector_examples", label, column, value)
+        if "spans" in test.columns:
+            for task in [*rs.task_order(test), rs.COMBINED]:
+                keep = (
+                    np.ones(len(test), bool)
+                    if task == rs.COMBINED
+                    else (test["task"] == task).to_numpy()
+                )
+                part = [s for s, k in zip(token_scores, keep, strict=True) if k]
+                prf = span_prf(part, test[keep], params.span_threshold)
+                for column, value in prf.items():
+                    result.add("detector_spans", task, column, value)

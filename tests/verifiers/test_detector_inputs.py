@@ -1,0 +1,106 @@
+"""The detector's input rule: no context cut silently, no answer token dropped."""
+
+from __future__ import annotations
+
+import pytest
+from tests.conftest import real_data_dir
+from tests.routing.detector import minilm_dir
+
+from runner.errors import ConfigError
+from runner.verifiers.detector_inputs import (
+    InputRule,
+    build_segments,
+    context_windows,
+    format_prompt,
+)
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(minilm_dir()))
+
+
+@pytest.fixture(scope="module")
+def rows():
+    from runner.data.ragtruth import load_ragtruth
+
+    frame = load_ragtruth(split="test", data_dir=str(real_data_dir())).frame
+    return frame.groupby("task").head(6).reset_index(drop=True)
+
+
+def _answer_tokens(segments, i):
+    enc = segments.encoded
+    return sorted(
+        {o for k in range(len(enc.input_ids)) if segments.example_of[k] == i
+         for o in enc.answer_offsets[k]}
+    )  # fmt: skip
+
+
+def _build(tokenizer, rows, rule):
+    return build_segments(
+        tokenizer, rule, rows["question"], rows["context"], rows["answer"], rows["example_id"]
+    )
+
+
+@pytest.mark.parametrize("rule", ["evidence", "windows"])
+def test_every_answer_token_is_scored_and_inputs_fit(tokenizer, rows, rule):
+    segments = _build(tokenizer, rows, InputRule(rule=rule, max_length=160))
+    assert segments.encoded.lengths().max() <= 160
+    assert segments.encoded.stats.n_truncated == 0  # the budget leaves room: nothing cut
+    for i, answer in enumerate(rows["answer"]):
+        alone = tokenizer(answer, add_special_tokens=False, return_offsets_mapping=True)
+        covered = "".join(answer[s:e] for s, e in _answer_tokens(segments, i))
+        assert covered.replace(" ", "") == "".join(
+            answer[s:e] for s, e in alone["offset_mapping"]
+        ).replace(" ", "")
+    assert segments.stats.answers_split > 0  # 160 tokens: some answers need pieces
+    assert segments.stats.n_segments == len(segments.encoded.input_ids)
+
+
+def test_windows_cover_every_context_token(tokenizer, rows):
+    """Every token of every context lies inside some window, neighbours overlap, and the
+    rule says it saw the whole context."""
+    for context in rows["context"]:
+        offsets = tokenizer(context, add_special_tokens=False, return_offsets_mapping=True)[
+            "offset_mapping"
+        ]
+        windows = context_windows(tokenizer, context, 100, 16)
+        for s, e in offsets:
+            assert any(a <= s and e <= b for a, b in windows), (s, e)
+        for (a1, b1), (a2, _) in zip(windows, windows[1:], strict=False):
+            assert a2 < b1  # overlapping neighbours
+        inside = [sum(1 for s, e in offsets if a <= s and e <= b) for a, b in windows]
+        assert max(inside) <= 100
+    rule = InputRule(rule="windows", max_length=160)
+    segments = _build(tokenizer, rows, rule)
+    assert segments.stats.context_tokens_seen == segments.stats.context_tokens
+    assert segments.stats.contexts_reduced == 0
+
+
+def test_evidence_selection_says_what_it_left_out(tokenizer, rows):
+    segments = _build(tokenizer, rows, InputRule(rule="evidence", max_length=160))
+    stats = segments.stats.to_dict()
+    assert stats["contexts_reduced"] > 0
+    assert 0 < stats["context_seen_share"] < 1
+    long_ctx = _build(tokenizer, rows, InputRule(rule="evidence", max_length=512))
+    assert long_ctx.stats.context_tokens_seen > segments.stats.context_tokens_seen
+
+
+def test_a_context_that_fits_is_passed_unchanged(tokenizer):
+    rule = InputRule(rule="evidence", max_length=256)
+    segments = build_segments(tokenizer, rule, ["Who?"], ["Ann wrote it."], ["Ann."], ["a"])
+    text = tokenizer.decode(segments.encoded.input_ids[0], skip_special_tokens=True)
+    assert "ann wrote it." in text
+    assert segments.stats.contexts_reduced == 0
+
+
+def test_templates_and_bad_settings():
+    assert format_prompt("Q?", "C", template="plain") == "Q?\nC"
+    assert format_prompt("", "C", template="plain") == "C"
+    assert format_prompt("Q?", "C").startswith("Briefly answer")
+    with pytest.raises(ConfigError, match="rule"):
+        InputRule(rule="chunks")
+    with pytest.raises(ConfigError, match="max_length"):
+        InputRule(max_length=64)
