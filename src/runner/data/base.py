@@ -79,6 +79,8 @@ class RowIssue:
     row: int | str
     field: str
     reason: str
+    ident: str | None = None
+    """The row's id as written, when known (named in the error, see `DataError`)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable form for ``info["skipped"]``."""
@@ -86,7 +88,9 @@ class RowIssue:
 
     def to_error(self) -> DataError:
         """The error raised for this problem when rows are not skipped."""
-        return DataError(self.reason, file=self.file, row=self.row, field=self.field)
+        return DataError(
+            self.reason, file=self.file, row=self.row, field=self.field, ident=self.ident
+        )
 
 
 class IssueLog:
@@ -102,12 +106,15 @@ class IssueLog:
         self.skip_invalid = skip_invalid
         self.issues: list[RowIssue] = []
 
-    def add(self, file: str, row: int | str, field: str, reason: str) -> None:
-        """Report one problem (raises unless skipping)."""
-        issue = RowIssue(str(file), _plain(row), field, reason)
+    def add(
+        self, file: str, row: int | str, field: str, reason: str, ident: str | None = None
+    ) -> None:
+        """Report one problem (raises unless skipping); `ident` is the row's id, if known."""
+        issue = RowIssue(str(file), _plain(row), field, reason, ident)
         if not self.skip_invalid:
             raise issue.to_error()
-        logger.warning("skipping %s row %s, field '%s': %s", file, row, field, reason)
+        named = f" (id {ident!r})" if ident is not None else ""
+        logger.warning("skipping %s row %s%s, field '%s': %s", file, row, named, field, reason)
         self.issues.append(issue)
 
     def skipped(self) -> list[dict[str, Any]]:
