@@ -70,6 +70,21 @@ class LoadedData:
     fingerprint: str
     info: dict = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        """Label the frame with the data set it came from (`frame.attrs["dataset"]`).
+
+        Why here: splitters and the out-of-fold loop see only the frame, and name the data
+        set in every error they raise (`runner.evaluation.splits.dataset_name`); set once
+        where every loader builds its result, no frame reaches them as "<unnamed frame>".
+        The name is followed by the file when the rows come from one local file. A label
+        only: `runner.reporting.outputs.write_parquet` keeps it out of the files a run
+        writes.
+        """
+        if isinstance(self.frame, pd.DataFrame) and "dataset" not in self.frame.attrs:
+            one_file = len(self.files) == 1 and self.info.get("origin") == "local"
+            label = f"{self.name} ({self.files[0]})" if one_file else self.name
+            self.frame.attrs["dataset"] = label
+
 
 @dataclass(frozen=True)
 class RowIssue:
