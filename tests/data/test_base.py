@@ -234,3 +234,14 @@ def test_group_key_is_prefix_and_sha1_prefix():
 def test_loaded_data_holds_its_parts(canonical_frame):
     loaded = LoadedData("x", canonical_frame(), ["f"], "fp", {"rows": 3})
     assert loaded.name == "x" and loaded.info["rows"] == len(loaded.frame)
+
+
+def test_loaded_data_labels_its_frame_for_split_messages(canonical_frame):
+    # Splitters see only the frame; the label is how their errors name the data set.
+    local = LoadedData("mine", canonical_frame(), ["traffic.csv"], "fp", {"origin": "local"})
+    assert local.frame.attrs["dataset"] == "mine (traffic.csv)"
+    hub = LoadedData("ragtruth", canonical_frame(), ["a", "b"], "fp", {"origin": "hub"})
+    assert hub.frame.attrs["dataset"] == "ragtruth"
+    labelled = canonical_frame()
+    labelled.attrs["dataset"] = "set by the loader"
+    assert LoadedData("x", labelled, ["f"], "fp").frame.attrs["dataset"] == "set by the loader"

@@ -188,6 +188,47 @@ def test_csv_rows_are_named_by_their_line_in_the_file(tmp_path):
     assert (err.value.row, err.value.field) == (3, "label")
 
 
+def test_a_row_after_a_multi_line_field_is_named_by_its_id_and_physical_line(tmp_path):
+    # Line 1 header; record "a" spans lines 2-5 (a quoted context with a blank line inside);
+    # line 6 is blank; record "b" starts on line 7. Counting records would say row 3.
+    path = tmp_path / "mine.csv"
+    lines = ["id,question,context,answer,label", 'a,q,"P one.', "P two.", "", 'P four.",ans,1']
+    path.write_text("\n".join([*lines, "", "b,q,ctx,ans,7"]) + "\n")
+    with pytest.raises(DataError, match=r"row 7 \(id 'b'\), field 'label'") as err:
+        load_rag_file(str(path))
+    assert (err.value.row, err.value.ident) == (7, "b")
+    data = load_rag_file(str(path), skip_invalid=True)
+    assert data.frame["context"].tolist() == ["P one.\nP two.\n\nP four."]
+    assert [(s["row"], s["id"]) for s in data.info["skipped"]] == [(7, "b")]
+
+
+def test_csv_lines_survive_crlf_doubled_quotes_and_huge_fields(tmp_path):
+    # CRLF line ends, a doubled quote inside a quoted field and a field over the csv
+    # module's 128 KiB default limit must not lose the line count (nor leave the limit raised).
+    import csv
+
+    limit = csv.field_size_limit()
+    big = "x" * 200_000
+    path = tmp_path / "mine.csv"
+    path.write_bytes(
+        (
+            "id,question,context,answer,label\r\n"
+            f'a,q,"say ""hi""\r\nthen {big}",ans,1\r\n'
+            "b,q,ctx,,0\r\n"
+        ).encode()
+    )
+    with pytest.raises(DataError, match=r"row 4 \(id 'b'\), field 'answer'"):
+        load_rag_file(str(path))
+    assert csv.field_size_limit() == limit
+
+
+def test_a_bad_row_without_a_readable_id_is_named_by_its_line_only(tmp_path):
+    path = write_jsonl(tmp_path, [GOOD, {**GOOD, "id": ""}])
+    with pytest.raises(DataError) as err:
+        load_rag_file(str(path))
+    assert err.value.ident is None and "(id" not in str(err.value)
+
+
 def test_non_utf8_bytes_name_the_line_and_byte_offset(tmp_path):
     path = tmp_path / "mine.jsonl"
     good = json.dumps(GOOD).encode() + b"\n"

@@ -294,9 +294,30 @@ def test_target_adaptation_rejects_bad_settings(kwargs, match):
 def test_group_leak_names_the_leaking_groups(frame):
     train = np.flatnonzero(frame["group_id"].isin(["g000", "g001", "g002"]))
     test = np.array([1, 4, 30])  # g000, g001, g010
-    with pytest.raises(GroupLeakError, match=r"2 group\(s\) of 'group_id'.*'g000', 'g001'"):
+    with pytest.raises(GroupLeakError, match=r"2 group\(s\) of 'group_id'.*'g000'.*'g001'"):
         assert_no_group_leak(frame, train, test)
     assert_no_group_leak(frame, train, np.array([30, 31]))  # disjoint: no error
+
+
+def test_group_leak_names_each_group_by_its_first_row_id(frame):
+    # A group id is often a hash (ctx:<sha1>); its first row's example_id is what a user can
+    # find in their file. Rows 0-2 are g000, rows 3-5 g001.
+    train = np.flatnonzero(frame["group_id"].isin(["g000", "g001"]))
+    test = np.array([1, 4])
+    match = r"'g000' \(first row 'ex0000'\), 'g001' \(first row 'ex0003'\)"
+    with pytest.raises(GroupLeakError, match=match):
+        assert_no_group_leak(frame, train, test)
+    bare = frame.drop(columns="example_id")  # no ids: the groups alone
+    with pytest.raises(GroupLeakError, match=r"both train and test sides: 'g000', 'g001';"):
+        assert_no_group_leak(bare, train, test)
+
+
+def test_a_bad_label_names_the_row_by_its_id(frame):
+    bad = frame.assign(label=frame["label"].astype(object))
+    bad.loc[7, "label"] = "maybe"
+    with pytest.raises(DataError, match=r"row 7 \(id 'ex0007'\), field 'label'") as err:
+        list(KFold(n_splits=2).folds(bad))
+    assert err.value.ident == "ex0007"
 
 
 def test_group_leak_rejects_indices_outside_the_frame(frame):

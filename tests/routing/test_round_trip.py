@@ -276,7 +276,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_mlflow_models_serve_answers_good_and_bad_requests(fitted):
+@pytest.fixture(scope="module")
+def served(fitted):
+    """The champion served by a real `mlflow models serve` process: its base URL."""
     artifacts, _ = fitted
     port = free_port()
     log = artifacts / "serve.log"
@@ -314,36 +316,88 @@ def test_mlflow_models_serve_answers_good_and_bad_requests(fitted):
                 pass
             assert time.monotonic() < deadline, log.read_text()
             time.sleep(1)
-        good = {
-            "dataframe_split": {
-                "columns": ["question", "context", "answer"],
-                "data": [["How much?", "It costs 5 dollars.", "It costs 5 dollars."]],
-            }
-        }
-        answer = requests.post(f"{url}/invocations", json=good, timeout=60)
-        assert answer.status_code == 200, answer.text
-        row = answer.json()["predictions"][0]
-        assert 0.0 <= row["risk"] <= 1.0 and row["decision"] in {"accept", "verify", "review"}
-
-        missing = {
-            "dataframe_split": {
-                "columns": ["question", "context"],
-                "data": [["How much?", "It costs 5 dollars."]],
-            }
-        }
-        empty = {
-            "dataframe_split": {
-                "columns": ["question", "context", "answer"],
-                "data": [["How much?", "It costs 5 dollars.", ""]],
-            }
-        }
-        for bad in (missing, empty):
-            reply = requests.post(f"{url}/invocations", json=bad, timeout=60)
-            assert 400 <= reply.status_code < 500, reply.text
-            assert "answer" in reply.json()["message"]
-            assert "Traceback" not in reply.json()["message"]
+        yield url
     finally:
         stop(proc)
+
+
+def invoke(url: str, columns: list[str], data: list[list]) -> requests.Response:
+    """POST one `dataframe_split` request to the served model."""
+    payload = {"dataframe_split": {"columns": columns, "data": data}}
+    return requests.post(f"{url}/invocations", json=payload, timeout=60)
+
+
+def test_mlflow_models_serve_answers_good_and_bad_requests(served):
+    answer = invoke(
+        served,
+        ["question", "context", "answer"],
+        [["How much?", "It costs 5 dollars.", "It costs 5 dollars."]],
+    )
+    assert answer.status_code == 200, answer.text
+    row = answer.json()["predictions"][0]
+    assert 0.0 <= row["risk"] <= 1.0 and row["decision"] in {"accept", "verify", "review"}
+
+    missing = (["question", "context"], [["How much?", "It costs 5 dollars."]])
+    empty = (["question", "context", "answer"], [["How much?", "It costs 5 dollars.", ""]])
+    for columns, data in (missing, empty):
+        reply = invoke(served, columns, data)
+        assert 400 <= reply.status_code < 500, reply.text
+        assert "answer" in reply.json()["message"]
+        assert "Traceback" not in reply.json()["message"]
+
+
+def test_the_served_model_takes_a_list_context_and_flags_an_unseen_source(served):
+    # As the file format: a list of passages is joined with a blank line, so it scores
+    # exactly as the joined string; a source the gate was not fitted on is flagged, as
+    # `route` flags it (fitted on docs_search and support_bot).
+    passages = ["It costs 5 dollars.", "Shipping is free."]
+    columns = ["question", "context", "answer", "source"]
+    listed = invoke(
+        served,
+        columns,
+        [
+            ["How much?", passages, "It costs 5 dollars.", "new_team"],
+            ["How much?", passages, "It costs 5 dollars.", "docs_search"],
+        ],
+    )
+    assert listed.status_code == 200, listed.text
+    rows = listed.json()["predictions"]
+    assert [r["unseen_source"] for r in rows] == [True, False]
+    joined = invoke(
+        served, columns, [["How much?", "\n\n".join(passages), "It costs 5 dollars.", "x"]]
+    )
+    assert joined.status_code == 200, joined.text
+    assert rows[0]["risk"] == pytest.approx(joined.json()["predictions"][0]["risk"], abs=1e-12)
+
+
+def test_a_400_from_the_served_model_does_not_echo_the_request_text(served):
+    # A request may hold user data: a 400 names the field, the row and the type, never
+    # the values sent.
+    secret = "Patient 4711 takes warfarin"
+    columns = ["question", "context", "answer"]
+    for data, field in (
+        ([[secret, secret, ""]], "answer"),  # an empty answer
+        ([[secret, [secret, ""], secret]], "context"),  # an empty passage in a list
+        ([[secret, [], secret]], "context"),  # an empty list context
+        ([[secret, [secret, 7], secret]], "context"),  # a passage that is not a string
+    ):
+        reply = invoke(served, columns, data)
+        assert 400 <= reply.status_code < 500, reply.text
+        assert f"field '{field}' of row 0" in reply.json()["message"], reply.text
+        assert "4711" not in reply.text and "warfarin" not in reply.text, reply.text
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="MLflow's own schema enforcement (a missing required column, a type the signature "
+    "refuses) fails before the model runs, and its scoring server quotes the request frame "
+    "in that 400; only a signature that leaves every check to the model would avoid it",
+)
+def test_a_schema_400_from_mlflow_does_not_echo_the_request_text(served):
+    secret = "Patient 4711 takes warfarin"
+    reply = invoke(served, ["question", "context"], [[secret, secret]])  # no answer column
+    assert 400 <= reply.status_code < 500, reply.text
+    assert "4711" not in reply.text, reply.text
 
 
 def stop(proc: subprocess.Popen) -> None:

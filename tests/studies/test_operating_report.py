@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from hydra import compose, initialize_config_dir
 
 from runner.config import register_configs
 from runner.errors import DataError
+from runner.evaluation.splits import GroupLeakError
 from runner.pipeline import run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,6 +67,20 @@ def test_the_report_covers_every_gate_scope_source_and_budget(tmp_path):
     for name in ("cells.csv", "scores.parquet"):
         first = hashlib.sha256((out.output_dir / name).read_bytes()).hexdigest()
         assert first == hashlib.sha256((again.output_dir / name).read_bytes()).hexdigest()
+    # The loader's in-memory data set label stays out of the written files.
+    assert pq.read_metadata(out.output_dir / "scores.parquet").metadata.get(b"PANDAS_ATTRS") is None
+
+
+def test_a_split_error_names_the_data_file_and_each_groups_first_row_id(tmp_path):
+    # A row-level split puts answers of one context on both sides: the error must name the
+    # file (not "<unnamed frame>") and a row id per group, not only the ctx:<sha1> hash.
+    with pytest.raises(GroupLeakError) as err:
+        report(tmp_path, f"dataset.path={FIXTURE}", "split=kfold", "study.params.time_gates=false")
+    message = str(err.value)
+    assert f"data set rag_file ({FIXTURE})" in message and "<unnamed frame>" not in message
+    ids = {json.loads(line)["id"] for line in FIXTURE.read_text().splitlines()}
+    named = re.findall(r"'ctx:[0-9a-f]{16}' \(first row '([^']+)'\)", message)
+    assert len(named) == 5 and set(named) <= ids
 
 
 def test_an_unlabelled_file_is_refused_naming_the_label_field(tmp_path):

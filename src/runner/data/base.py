@@ -70,6 +70,21 @@ class LoadedData:
     fingerprint: str
     info: dict = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        """Label the frame with the data set it came from (`frame.attrs["dataset"]`).
+
+        Why here: splitters and the out-of-fold loop see only the frame, and name the data
+        set in every error they raise (`runner.evaluation.splits.dataset_name`); set once
+        where every loader builds its result, no frame reaches them as "<unnamed frame>".
+        The name is followed by the file when the rows come from one local file. A label
+        only: `runner.reporting.outputs.write_parquet` keeps it out of the files a run
+        writes.
+        """
+        if isinstance(self.frame, pd.DataFrame) and "dataset" not in self.frame.attrs:
+            one_file = len(self.files) == 1 and self.info.get("origin") == "local"
+            label = f"{self.name} ({self.files[0]})" if one_file else self.name
+            self.frame.attrs["dataset"] = label
+
 
 @dataclass(frozen=True)
 class RowIssue:
@@ -79,6 +94,8 @@ class RowIssue:
     row: int | str
     field: str
     reason: str
+    ident: str | None = None
+    """The row's id as written, when known (named in the error, see `DataError`)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable form for ``info["skipped"]``."""
@@ -86,7 +103,9 @@ class RowIssue:
 
     def to_error(self) -> DataError:
         """The error raised for this problem when rows are not skipped."""
-        return DataError(self.reason, file=self.file, row=self.row, field=self.field)
+        return DataError(
+            self.reason, file=self.file, row=self.row, field=self.field, ident=self.ident
+        )
 
 
 class IssueLog:
@@ -102,12 +121,15 @@ class IssueLog:
         self.skip_invalid = skip_invalid
         self.issues: list[RowIssue] = []
 
-    def add(self, file: str, row: int | str, field: str, reason: str) -> None:
-        """Report one problem (raises unless skipping)."""
-        issue = RowIssue(str(file), _plain(row), field, reason)
+    def add(
+        self, file: str, row: int | str, field: str, reason: str, ident: str | None = None
+    ) -> None:
+        """Report one problem (raises unless skipping); `ident` is the row's id, if known."""
+        issue = RowIssue(str(file), _plain(row), field, reason, ident)
         if not self.skip_invalid:
             raise issue.to_error()
-        logger.warning("skipping %s row %s, field '%s': %s", file, row, field, reason)
+        named = f" (id {ident!r})" if ident is not None else ""
+        logger.warning("skipping %s row %s%s, field '%s': %s", file, row, named, field, reason)
         self.issues.append(issue)
 
     def skipped(self) -> list[dict[str, Any]]:

@@ -13,12 +13,16 @@ of the row's content, so an export such as RAGAS's routes without hand edits), `
 context, so answers of one context stay together in folds and bootstrap), ``source`` and
 ``task``. The format is documented in ``docs/rag_file_format.md``.
 
-Row numbers in messages: JSONL and CSV name the line in the file (a CSV's header is line 1,
-so its first record is line 2); Parquet names the 0-based row index.
+Row numbers in messages: JSONL and CSV name the physical line in the file, where the row
+starts (a CSV's header is line 1, so its first record is line 2; a quoted field spanning
+lines or a blank line moves every later row down, as in a text editor); Parquet names the
+0-based row index. A row whose id is readable is also named by its id.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import numbers
 import re
@@ -178,7 +182,7 @@ def load_rag_file(
                 else f"same question, context and answer as row {first} (ids are generated "
                 "from the content; add an id column to keep both)"
             )
-            issues.add(str(file), row, columns.get("id", "id"), reason)
+            issues.add(str(file), row, columns.get("id", "id"), reason, mapped["example_id"])
             continue
         ids[mapped["example_id"]] = row
         out.append(mapped)
@@ -254,8 +258,6 @@ def read_records(file: Path, issues: IssueLog) -> tuple[list[dict], list[int]]:
         pairs, _ = read_jsonl(file, issues)
         return [rec for _, rec in pairs], [line for line, _ in pairs]
     if suffix == ".csv":
-        import io
-
         text = read_text(file).removeprefix("\ufeff")  # a BOM from spreadsheet exports
         try:
             frame = pd.read_csv(
@@ -265,7 +267,8 @@ def read_records(file: Path, issues: IssueLog) -> tuple[list[dict], list[int]]:
             raise DataError(
                 f"cannot read CSV: {type(exc).__name__}: {exc}", file=str(file)
             ) from exc
-        return frame.to_dict("records"), [i + 2 for i in range(len(frame))]
+        lines = csv_record_lines(text, len(frame))
+        return frame.to_dict("records"), lines or [i + 2 for i in range(len(frame))]
     try:
         frame = pd.read_parquet(file)
     except Exception as exc:  # pyarrow raises several types for a broken file
@@ -273,6 +276,47 @@ def read_records(file: Path, issues: IssueLog) -> tuple[list[dict], list[int]]:
             f"cannot read Parquet: {type(exc).__name__}: {exc}", file=str(file)
         ) from exc
     return frame.to_dict("records"), list(range(len(frame)))
+
+
+def csv_record_lines(text: str, records: int) -> list[int] | None:
+    """The physical line (1-based, as `runner.data.base.text_lines` counts) where each
+    data record of a CSV text starts, or None when they cannot be matched to pandas' records.
+
+    Why a second pass: pandas parses the CSV (so values are exactly what every other CSV
+    path reads) but does not say where a record starts; a quoted field spanning lines, or a
+    blank line pandas skips, would otherwise shift every later row's number away from the
+    line a user opens in an editor. Python's `csv` reader follows the same quoting rules
+    (RFC 4180, ``""`` inside quotes) and counts lines; lines pandas skips as blank (empty or
+    whitespace only, outside quotes) are skipped here too. When the counts still disagree
+    (a file pandas reads with rules `csv` does not share, such as a lone ``\r`` line end),
+    None: the caller falls back to the record position, never to a wrong match.
+
+    Parameters
+    ----------
+    text : str
+        The decoded file, BOM removed.
+    records : int
+        How many data records pandas read (the header not counted).
+    """
+    limit = csv.field_size_limit()
+    csv.field_size_limit(max(limit, len(text) + 1))  # a context may exceed the 128 KiB default
+    try:
+        # Lines end at "\n" only, as `text_lines` (and so the non-UTF-8 message) counts them.
+        parts = text.split("\n")
+        physical = [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+        reader = csv.reader(physical)
+        starts, end = [], 0
+        for fields in reader:
+            start, end = end + 1, reader.line_num
+            if not fields or (len(fields) == 1 and not fields[0].strip()):
+                continue
+            starts.append(start)
+    except csv.Error:
+        return None
+    finally:
+        csv.field_size_limit(limit)
+    data = starts[1:]  # the first record is the header
+    return data if len(data) == records else None
 
 
 def _map_header(
@@ -329,10 +373,12 @@ def _row(
     def get(f: str) -> Any:
         return rec.get(columns.get(f, f))
 
-    def bad(f: str, reason: str) -> None:
-        issues.add(file, row, columns.get(f, f), reason)
-
     ident = as_id(get("id")) if "id" in present else ""
+    written = ident if isinstance(ident, str) and ident.strip() else None
+
+    def bad(f: str, reason: str) -> None:
+        issues.add(file, row, columns.get(f, f), reason, written)
+
     if "id" in present and (is_missing(ident) or not isinstance(ident, str) or not ident.strip()):
         return bad("id", f"id must be a non-empty string or integer, got {ident!r}")
     question = get("question")

@@ -17,7 +17,9 @@ Interface shared by all splitters:
 - `is_partition` is True when the test folds cover every row exactly once (the K-fold
   splitters and leave-source-out), so out-of-fold scores are one per row.
 
-The data set named in errors is `frame.attrs["dataset"]` when the loader set it. A split
+The data set named in errors is `frame.attrs["dataset"]`, which every loader sets
+(`runner.data.base.LoadedData`); a row or a group is named by its first ``example_id`` too,
+because a group id is a hash a user cannot search their file for. A split
 that cannot work with the configured settings raises `ConfigError` (a `ValueError`) whose
 message names the setting to change (``split.n_splits`` ...); bad data raises `DataError`.
 Settings that need no data are checked in the constructor, so `runner.pipeline.check_config`
@@ -70,6 +72,25 @@ def dataset_name(frame: pd.DataFrame) -> str:
     return str(frame.attrs.get("dataset", "<unnamed frame>"))
 
 
+def _row_id(frame: pd.DataFrame, row: int) -> str | None:
+    """The ``example_id`` at positional `row`, for messages (None without that column)."""
+    if "example_id" not in frame.columns:
+        return None
+    return str(frame["example_id"].iloc[row])
+
+
+def _first_row_ids(
+    frame: pd.DataFrame, group_col: str, groups: Sequence[object]
+) -> list[str] | None:
+    """The ``example_id`` of each group's first row (frame order), for messages: a group id
+    such as ``ctx:<sha1>`` is a hash, the row id is what a user finds in their file. None
+    without an ``example_id`` column."""
+    if "example_id" not in frame.columns:
+        return None
+    firsts = frame.drop_duplicates(group_col).set_index(group_col)["example_id"]
+    return [str(firsts[g]) for g in groups]
+
+
 def _require_columns(frame: pd.DataFrame, columns: Sequence[str]) -> None:
     if not isinstance(frame, pd.DataFrame):
         raise DataError(
@@ -92,6 +113,7 @@ def _require_columns(frame: pd.DataFrame, columns: Sequence[str]) -> None:
                 f"data set {dataset_name(frame)}: {missing_rows.size} missing value(s)",
                 row=int(missing_rows[0]),
                 field=column,
+                ident=_row_id(frame, int(missing_rows[0])),
             )
 
 
@@ -105,6 +127,7 @@ def _labels(frame: pd.DataFrame, y_col: str) -> np.ndarray:
             f"got {values[row]!r}",
             row=row,
             field=y_col,
+            ident=_row_id(frame, row),
         )
     return values.astype(np.int64)
 
@@ -575,10 +598,15 @@ def assert_no_group_leak(
             )
     shared = sorted(set(groups[np.asarray(train_idx)]) & set(groups[np.asarray(test_idx)]))
     if shared:
-        shown = ", ".join(repr(g) for g in shared[:5])
+        named = shared[:5]
+        firsts = _first_row_ids(frame, group_col, named) or [None] * len(named)
+        shown = ", ".join(
+            f"{g!r} (first row {first!r})" if first is not None else repr(g)
+            for g, first in zip(named, firsts, strict=True)
+        )
         more = f" and {len(shared) - 5} more" if len(shared) > 5 else ""
         raise GroupLeakError(
             f"data set {dataset_name(frame)}: {len(shared)} group(s) of {group_col!r} on both "
-            f"train and test sides: {shown}{more}; use a split that keeps each {group_col!r} "
-            f"on one side (split=grouped_kfold with split.group_col={group_col})"
+            f"train and test sides: {shown}{more}; use a split that keeps each "
+            f"{group_col!r} on one side (split=grouped_kfold with split.group_col={group_col})"
         )

@@ -96,12 +96,19 @@ def load(path: Path, names: Sequence[str], n_rows: int) -> pd.DataFrame | None:
 
 
 def save(path: Path, frame: pd.DataFrame) -> None:
-    """Write `frame` (index dropped) to `path` atomically, creating its directory."""
+    """Write `frame` (index dropped) to `path` atomically, creating its directory.
+
+    The frame's pandas ``attrs`` (a loader's data set label, carried into derived frames)
+    are left out: the cache is keyed by content, so a label from one data set must not come
+    back attached to another's features.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(handle)
+    bare = frame.reset_index(drop=True)
+    bare.attrs = {}
     try:
-        frame.reset_index(drop=True).to_parquet(temporary, index=False)
+        bare.to_parquet(temporary, index=False)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

@@ -172,8 +172,14 @@ def lexical_features(
 
 
 def with_lexical_features(frame: pd.DataFrame, cache_dir: str | None) -> pd.DataFrame:
-    """The frame plus its lexical feature columns, computed once (and cached on disk)."""
+    """The frame plus its lexical feature columns, computed once (and cached on disk).
+
+    The frame's ``attrs`` (the loader's data set label) carry over, which ``pd.concat``
+    alone would drop: splitters name the data set from it in their errors.
+    """
     feats = lexical_features(frame, cache_dir=cache_dir)
     overlap = [c for c in feats.columns if c in frame.columns]
     base = frame.drop(columns=overlap)
-    return pd.concat([base, feats], axis=1)
+    out = pd.concat([base, feats], axis=1)
+    out.attrs = dict(frame.attrs)
+    return out

@@ -33,6 +33,18 @@ FigureFn = Callable[[pd.DataFrame], dict[str, Any]]
 __all__ = ["latest_run_dir", "write_figures", "write_json", "write_outputs", "write_tables"]
 
 
+def write_parquet(frame: pd.DataFrame, path: Path) -> None:
+    """A frame as Parquet without its pandas ``attrs``.
+
+    Why: a loader labels its frame (``attrs["dataset"]``, for error messages) and pandas
+    carries the label into derived frames and into Parquet metadata; a run's files hold the
+    data alone, so they stay byte-identical whatever a frame was labelled in memory.
+    """
+    bare = frame.copy(deep=False)
+    bare.attrs = {}
+    bare.to_parquet(path, index=False)
+
+
 def write_json(path: Path, obj: Any) -> None:
     """Stable JSON: sorted keys, 2-space indent, trailing newline."""
     path.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
@@ -101,7 +113,7 @@ def write_outputs(
     cells = result.cells_frame()
     cells.to_csv(out_dir / "cells.csv", index=False)
     if result.scores is not None:
-        result.scores.to_parquet(out_dir / "scores.parquet", index=False)
+        write_parquet(result.scores, out_dir / "scores.parquet")
     table_ids = write_tables(cells, result.titles, out_dir) if not cells.empty else []
     figure_ids = write_figures(figures, cells, out_dir) if not cells.empty else []
     write_json(out_dir / "runtime.json", result.runtime)
@@ -136,7 +148,7 @@ def write_files_and_documents(
         path = Path(out_dir) / name
         path.parent.mkdir(parents=True, exist_ok=True)
         if isinstance(obj, pd.DataFrame):
-            obj.to_parquet(path, index=False)
+            write_parquet(obj, path)
         elif isinstance(obj, bytes):
             path.write_bytes(obj)
         else:

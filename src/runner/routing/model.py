@@ -72,6 +72,31 @@ def _passages(value: Any, pos: int) -> Any:
     return PASSAGE_JOIN.join(value)
 
 
+def _request_error(message: str) -> Exception:
+    """An ``INVALID_PARAMETER_VALUE`` `MlflowException` (a 400) whose message stays as given.
+
+    Why not a plain `MlflowException`: MLflow's scoring server (``invocations`` in
+    ``mlflow.pyfunc.scoring_server``, 3.x) rewrites the message of any `MlflowException`
+    raised by ``predict`` to ``Failed to predict data '<the request frame>' ...``, so the
+    400 body would quote the request's text, which may hold user data. Our message names
+    the field, the row and the type only; this subclass ignores the rewrite.
+    """
+    from mlflow.exceptions import MlflowException
+    from mlflow.protos.databricks_pb2 import INVALID_PARAMETER_VALUE
+
+    class RequestError(MlflowException):
+        @property
+        def message(self) -> str:
+            return self._fixed_message
+
+        @message.setter
+        def message(self, value: str) -> None:
+            if not hasattr(self, "_fixed_message"):  # set once, by MlflowException.__init__
+                self._fixed_message = value
+
+    return RequestError(message, error_code=INVALID_PARAMETER_VALUE)
+
+
 def _pyfunc_base() -> type:
     from mlflow.pyfunc import PythonModel
 
@@ -137,14 +162,12 @@ class RoutingModel(_pyfunc_base()):
     def predict(
         self, context, model_input, params=None
     ):  # untyped: MLflow would read hints as a schema
-        """MLflow's entry point: validate, then score; bad input is a 400 naming the field."""
-        from mlflow.exceptions import MlflowException
-        from mlflow.protos.databricks_pb2 import INVALID_PARAMETER_VALUE
-
+        """MLflow's entry point: validate, then score; bad input is a 400 naming the field
+        (and never quoting the request, see `_request_error`)."""
         try:
             frame = check_input(model_input)
         except InputError as exc:
-            raise MlflowException(str(exc), error_code=INVALID_PARAMETER_VALUE) from None
+            raise _request_error(str(exc)) from None
         return self.score(frame)
 
 
