@@ -21,7 +21,7 @@ STUDIES := rq1_cheap_signals rq2_grouped_cv rq3_operating_points rq4_verifier_co
            rq5_source_shift rq5_source_shift_row_cv hri_example hri_calibration \
            hri_predicted claims_verification
 
-.PHONY: setup test test-fast reproduce tables ui services services-stop services-status bench train-detector \
+.PHONY: setup test test-fast reproduce tables ui services services-stop services-status bench train-detector detector-eval detector-curve detector-studies \
         lint format clean $(STUDIES)
 
 setup:  ## create .venv and install the project with its pins
@@ -85,5 +85,17 @@ clean:
 	rm -rf artifacts/* .pytest_cache .ruff_cache
 	touch artifacts/.gitkeep
 
-train-detector:  ## train the local detector (MiniLM-L6, LettuceDetect recipe) and register it (~50 min, 2 cores)
+train-detector:  ## train the local detector (MiniLM-L6, LettuceDetect recipe), register models:/ragtruth_detector@champion (~40 min, 2 cores)
 	$(PY) -m runner experiment=train_detector
+
+detector-eval:  ## the registered detector on RAGTruth test: gates fitted on train, int8, stacked gate, spans (~15 min)
+	$(PY) -m runner experiment=detector_eval
+
+detector-curve:  ## learning curve: held-out AUROC/AP against training examples, a figure (~25 min)
+	$(PY) scripts/detector_learning_curve.py --sizes 250 500 1000 2000 \
+		--reference models:/ragtruth_detector@champion --eval-rows 600 --out artifacts/detector_curve
+
+detector-studies:  ## the trained detector as a row of RQ4, S1 of the claim study and of hri_predicted
+	$(PY) -m runner experiment=rq4_verifier_cost_detector
+	$(PY) -m runner experiment=claims_verification_detector study.params.limit=null
+	$(PY) -m runner experiment=hri_predicted_detector

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from tests.conftest import real_data_dir
 from tests.routing.detector import minilm_dir
@@ -69,7 +71,7 @@ def test_windows_cover_every_context_token(tokenizer, rows):
         windows = context_windows(tokenizer, context, 100, 16)
         for s, e in offsets:
             assert any(a <= s and e <= b for a, b in windows), (s, e)
-        for (a1, b1), (a2, _) in zip(windows, windows[1:], strict=False):
+        for (_a1, b1), (a2, _) in itertools.pairwise(windows):
             assert a2 < b1  # overlapping neighbours
         inside = [sum(1 for s, e in offsets if a <= s and e <= b) for a, b in windows]
         assert max(inside) <= 100
@@ -103,4 +105,4 @@ def test_templates_and_bad_settings():
     with pytest.raises(ConfigError, match="rule"):
         InputRule(rule="chunks")
     with pytest.raises(ConfigError, match="max_length"):
-        InputRule(max_length=64)
+        InputRule(rule="evidence", max_length=64)

@@ -116,7 +116,9 @@ class DetectorEval(Study, name="detector_eval", params=Params, titles=TITLES):
         wanted = set(params.baselines) | ({params.stacked} if params.stacked else set())
         missing = sorted(wanted - set(inputs.gates))
         if missing:
-            raise ConfigError(f"gates {missing} are not configured (configured: {sorted(inputs.gates)})")
+            raise ConfigError(
+                f"gates {missing} are not configured (configured: {sorted(inputs.gates)})"
+            )
 
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
         """Score, fit the baselines on the training split, bootstrap, time."""

@@ -68,6 +68,7 @@ class Params:
     gate_timing_rows: int = 540  # rows of the first test fold the gates are timed on
     gate_timing_repeats: int = 5  # timed passes per gate
     score_chunk: int = 64  # rows per scoring call for real-weight verifiers (progress bar)
+    labels: dict[str, str] = field(default_factory=dict)  # verifier -> row label (default: name)
 
 
 def _check(params: Params, gates: dict, verifiers: dict) -> None:
@@ -94,12 +95,12 @@ def _check(params: Params, gates: dict, verifiers: dict) -> None:
         raise ConfigError("study.params.timing_warmup must be >= 0")
 
 
-def row_label(name: str, verifier: Any) -> str:
-    """Table row of a verifier: its name, numeric path and, if random, the weights."""
+def row_label(name: str, verifier: Any, label: str | None = None) -> str:
+    """Table row of a verifier: its name (or label), numeric path and, if random, the weights."""
     tags = [verifier.precision_name]
     if verifier.weights == "random":
         tags.append("random weights")
-    return f"{name} [{', '.join(tags)}]"
+    return f"{label or name} [{', '.join(tags)}]"
 
 
 class VerifierCost(Study, name="rq4_verifier_cost", params=Params, titles=TITLES, paper=PAPER):
@@ -159,7 +160,7 @@ class VerifierCost(Study, name="rq4_verifier_cost", params=Params, titles=TITLES
                 result.add(TABLE, gate, column, est.point, ci=(est.low, est.high))
             result.add(TABLE, gate, "ms/example", gate_cost[gate]["median_ms_per_example"])
         for name, verifier in verifiers.items():
-            row = row_label(name, verifier)
+            row = row_label(name, verifier, params.labels.get(name))
             info = runtime["verifiers"][name]
             for metric, column in METRICS:
                 if name in accurate:

@@ -124,7 +124,9 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
         )  # fmt: skip
         root = inputs.cache_dir or params.checkpoint_dir
         if root is None:
-            raise ConfigError("train_detector needs paths.cache_dir (or study.params.checkpoint_dir)")
+            raise ConfigError(
+                "train_detector needs paths.cache_dir (or study.params.checkpoint_dir)"
+            )
         out_dir = Path(root) / "detector_training" / key
         log.info(
             "training %s on %d rows (validation %d rows, %d groups held out); checkpoints in %s",

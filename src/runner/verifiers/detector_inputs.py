@@ -86,6 +86,11 @@ class InputRule:
         ``windows``: context tokens shared by neighbouring windows (at most half a window).
     unit_words : int
         ``evidence``: longest unit in words (longer sentences are split).
+    answer_share : float
+        Largest share of the window one answer piece may take; a longer answer is scored
+        in more pieces, so each keeps at least the rest of the window for its evidence.
+        1.0: a piece takes all but ``MIN_EVIDENCE_TOKENS`` (long answers then see almost
+        no evidence: the first trained detector's Summary rows ranked worse than chance).
     """
 
     rule: str = "evidence"
@@ -94,14 +99,20 @@ class InputRule:
     include_question: bool = True
     window_overlap: int = 64
     unit_words: int = 48
+    answer_share: float = 1.0
 
     def __post_init__(self) -> None:
         if self.rule not in RULES:
             raise ConfigError(f"input rule {self.rule!r} not in {RULES}")
         if self.template not in TEMPLATES:
             raise ConfigError(f"prompt template {self.template!r} not in {TEMPLATES}")
-        if self.max_length < 4 * MIN_EVIDENCE_TOKENS:
-            raise ConfigError(f"max_length must be >= {4 * MIN_EVIDENCE_TOKENS}, got {self.max_length}")
+        if self.rule != "truncate" and self.max_length < 4 * MIN_EVIDENCE_TOKENS:
+            raise ConfigError(
+                f"max_length must be >= {4 * MIN_EVIDENCE_TOKENS} for rule {self.rule!r}, "
+                f"got {self.max_length}"
+            )
+        if not 0.1 <= self.answer_share <= 1.0:
+            raise ConfigError(f"answer_share must be in [0.1, 1], got {self.answer_share}")
         if self.unit_words < 1:
             raise ConfigError(f"unit_words must be >= 1, got {self.unit_words}")
         if self.window_overlap < 0:
@@ -293,7 +304,10 @@ def build_segments(
     premises, pieces, owners, shifts = [], [], [], []
     split = reduced = seen = 0
     for i, (q, c, a) in enumerate(zip(questions, contexts, answers, strict=True)):
-        room = rule.max_length - special - prompt_cost[i] - MIN_EVIDENCE_TOKENS
+        room = min(
+            rule.max_length - special - prompt_cost[i] - MIN_EVIDENCE_TOKENS,
+            int(rule.answer_share * rule.max_length),
+        )
         ranges = _answer_pieces(tokenizer, a, room, ids[i])
         split += len(ranges) > 1
         piece_lengths = _n_tokens(tokenizer, [a[s:e] for s, e in ranges])

@@ -266,25 +266,17 @@ def evaluate(model, data: LabelledSegments, pad_id: int, device: str, batch_size
 
 
 def _rng_state() -> dict:
-    import random
-
+    """The only global generator training draws from: torch's (dropout). Batch order and
+    samples come from seeded `numpy.random.Generator`s, functions of (seed, epoch)."""
     import torch
 
-    return {
-        "torch": torch.get_rng_state(),
-        "numpy": np.random.get_state(),
-        "python": random.getstate(),
-    }
+    return {"torch": torch.get_rng_state()}
 
 
 def _set_rng_state(state: dict) -> None:
-    import random
-
     import torch
 
     torch.set_rng_state(state["torch"])
-    np.random.set_state(state["numpy"])
-    random.setstate(state["python"])
 
 
 def _atomic_dir(target: Path, write: Callable[[Path], None]) -> None:
@@ -392,7 +384,7 @@ def train(
         },
     ]
     optimizer = torch.optim.AdamW(groups, lr=settings.lr)
-    warmup = int(round(settings.warmup_share * total))
+    warmup = round(settings.warmup_share * total)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _schedule(total, warmup))
     step, elapsed, history, evaluations, best = 0, 0.0, [], [], None
     resumed_from = None

@@ -42,7 +42,9 @@ def gold_spans(raw: Sequence[Any], answer: str, example_id: str = "?") -> list[S
     for item in raw:
         start, end = (item.get("start"), item.get("end")) if isinstance(item, dict) else item
         if not isinstance(start, int | np.integer) or not isinstance(end, int | np.integer):
-            raise DataError(f"span {item!r} has no integer start/end", row=example_id, field="spans")
+            raise DataError(
+                f"span {item!r} has no integer start/end", row=example_id, field="spans"
+            )
         if not 0 <= start <= end <= len(answer):
             raise DataError(
                 f"span [{start}, {end}) lies outside the answer ({len(answer)} characters)",

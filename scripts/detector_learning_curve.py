@@ -1,0 +1,140 @@
+"""Learning curve of the trained detector: held-out AUROC / AP against training examples.
+
+Why: a team deciding whether to label more data or buy more CPU needs to see how the
+detector's quality grows with its training set. Each point is the real command,
+``python -m runner experiment=train_detector train.max_examples=N tracking=off`` (same
+recipe, seed and validation split as ``make train-detector``; no time budget), then the
+kept weights scored on one seeded, task-stratified sample of RAGTruth test rows through
+the verifier users load. The default model (``--reference``, e.g. the registered
+``models:/ragtruth_detector@champion``) is scored on the same rows as the last point.
+
+    python scripts/detector_learning_curve.py --sizes 250 500 1000 2000 \
+        --reference models:/ragtruth_detector@champion --out artifacts/detector_curve
+
+Writes ``curve.json`` and ``curve.png`` into ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def train_point(size: int, artifacts: Path) -> tuple[str, dict]:
+    """Train one point with the project's command; (model folder, its card)."""
+    cmd = [
+        sys.executable, "-m", "runner", "experiment=train_detector", "tracking=off",
+        f"train.max_examples={size}", "train.time_budget_min=null", "progress=false",
+        f"paths.artifacts_dir={artifacts}",
+    ]  # fmt: skip
+    subprocess.run(cmd, cwd=ROOT, check=True)
+    run_dir = (artifacts / "train_detector" / "latest").resolve()
+    folder = json.loads((run_dir / "model_folder.json").read_text())["path"]
+    return folder, json.loads((run_dir / "detector.json").read_text())
+
+
+def score(model: str, rows) -> dict:
+    """AUROC / AP of the verifier's risk on `rows`, and its ms/example."""
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    from runner.verifiers.lettuce_detect import LettuceDetectVerifier
+
+    verifier = LettuceDetectVerifier(model=model, batch_size=16, threads=2)
+    verifier.load()
+    start = time.perf_counter()
+    risk = verifier.score(rows)
+    seconds = time.perf_counter() - start
+    y = rows["label"].to_numpy(int)
+    return {
+        "auroc": float(roc_auc_score(y, risk)),
+        "ap": float(average_precision_score(y, risk)),
+        "ms_per_example": 1000 * seconds / len(rows),
+    }
+
+
+def figure(points: list[dict], path: Path) -> None:
+    """AUROC and AP against training examples (log axis)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    xs = [p["examples"] for p in points]
+    for metric, marker in (("auroc", "o"), ("ap", "s")):
+        ax.plot(xs, [p[metric] for p in points], marker=marker, label=metric.upper())
+    for p in points:
+        if p.get("reference"):
+            ax.annotate("default model", (p["examples"], p["auroc"]), textcoords="offset points",
+                        xytext=(-40, 8), fontsize=8)  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_xlabel("training examples (RAGTruth train)")
+    ax.set_ylabel("held-out score (RAGTruth test sample)")
+    ax.set_title("Detector learning curve (MiniLM-L6, LettuceDetect recipe)")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[250, 500, 1000, 2000])
+    parser.add_argument("--reference", default=None, help="the default model (path or models:/)")
+    parser.add_argument("--eval-rows", type=int, default=900, help="test rows (task-stratified)")
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--out", type=Path, default=ROOT / "artifacts" / "detector_curve")
+    args = parser.parse_args(argv)
+
+    from runner.data.ragtruth import load_ragtruth
+    from runner.verifiers.runtime import timing_sample
+
+    os.environ.setdefault("RUNNER_ARTIFACTS_DIR", str(ROOT / "artifacts"))
+    args.out.mkdir(parents=True, exist_ok=True)
+    rows = timing_sample(load_ragtruth(split="test").frame, args.eval_rows, args.seed)
+    rows = rows.reset_index(drop=True)
+    points = []
+    for size in args.sizes:
+        folder, card = train_point(size, args.out / "runs")
+        point = {"examples": card["training"]["rows"], **score(folder, rows)}
+        point["train_seconds"] = card["training"]["train_seconds"]
+        point["validation_ap"] = card["validation"].get("ap")
+        points.append(point)
+        print(json.dumps(point), flush=True)
+    if args.reference:
+        from runner.verifiers.detector_training import read_detector_card
+        from runner.verifiers.loading import resolve_source
+
+        card = read_detector_card(resolve_source(args.reference))
+        point = {"examples": card["training"]["rows"], "reference": args.reference,
+                 **score(args.reference, rows)}  # fmt: skip
+        point["train_seconds"] = card["training"]["train_seconds"]
+        point["stopped_by"] = card["training"]["stopped_by"]
+        points.append(point)
+        print(json.dumps(point), flush=True)
+    points.sort(key=lambda p: p["examples"])
+    record = {
+        "eval_rows": len(rows),
+        "eval_tasks": rows["task"].value_counts().to_dict(),
+        "eval_positives": int(np.sum(rows["label"])),
+        "seed": args.seed,
+        "points": points,
+    }
+    (args.out / "curve.json").write_text(json.dumps(record, indent=2) + "\n")
+    figure(points, args.out / "curve.png")
+    print(f"wrote {args.out / 'curve.json'} and {args.out / 'curve.png'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
