@@ -22,7 +22,7 @@ from runner.errors import ConfigError
 from runner.pipeline import run
 
 ROOT = Path(__file__).resolve().parents[2]
-GATE_COLUMNS = ["id", "risk", "decision", "audit", "source", "unseen_source", "model"]
+GATE_COLUMNS = ["id", "risk", "decision", "audit", "source", "unseen_source", "model", "reason"]
 register_configs()
 pytestmark = pytest.mark.slow
 

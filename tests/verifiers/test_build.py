@@ -11,6 +11,8 @@ EXPECTED = {
     "hhem_full": (HHEMVerifier, "flan_t5_base_encoder", "full_context", 512),
     "hhem_top3": (HHEMVerifier, "flan_t5_base_encoder", "top_k_sentences", 512),
     "lettucedetect": (LettuceDetectVerifier, "modernbert_base", "full_context", 4096),
+    # the trained detector's config: the same class; its window comes from detector.json
+    "detector": (LettuceDetectVerifier, "modernbert_base", "full_context", 4096),
 }
 
 

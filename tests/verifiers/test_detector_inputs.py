@@ -106,3 +106,17 @@ def test_templates_and_bad_settings():
         InputRule(rule="chunks")
     with pytest.raises(ConfigError, match="max_length"):
         InputRule(rule="evidence", max_length=64)
+
+
+def test_a_long_answer_leaves_the_window_share_for_evidence(tokenizer, rows):
+    """With answer_share=0.5 no piece takes more than half the window, so every input keeps
+    at least the other half for its evidence; with 1.0 a long answer crowds it out."""
+    summaries = rows[rows["task"] == "Summary"].reset_index(drop=True)
+    capped = _build(tokenizer, summaries, InputRule(max_length=256, answer_share=0.5))
+    greedy = _build(tokenizer, summaries, InputRule(max_length=256, answer_share=1.0))
+    assert max(len(t) for t in capped.encoded.answer_tokens) <= 128
+    assert max(len(t) for t in greedy.encoded.answer_tokens) > 128
+    assert capped.stats.n_segments > greedy.stats.n_segments
+    assert capped.stats.context_tokens_seen > greedy.stats.context_tokens_seen
+    with pytest.raises(ConfigError, match="answer_share"):
+        InputRule(answer_share=0.05)

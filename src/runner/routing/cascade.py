@@ -9,8 +9,9 @@ its risk into the same decision. The rules, in one place:
   counted as cost);
 - a verified row is ``review`` when the verifier's risk >= the verifier threshold, else
   ``accept`` (`final_decisions`); the threshold is ``routing.verifier_threshold``, or the
-  verifier's own flag threshold (LettuceDetect's ``threshold``: a token at or above it
-  flags the answer); a verifier with neither is a configuration error;
+  verifier's own: a trained detector's validation-chosen example threshold
+  (``detector.json``), else its flag threshold (LettuceDetect's ``threshold``: a token at
+  or above it flags the answer); a verifier with neither is a configuration error;
 - as one ranking (`cascade_risk`), the gate's review band ranks above the verify band and
   the verify band above the accept band; inside the verify band rows rank by the
   verifier's risk, inside the other two by the gate's. A larger review budget then reviews
@@ -51,8 +52,8 @@ def verifier_threshold(verifier: Any, setting: float | None, name: str) -> float
     Parameters
     ----------
     verifier : scorer
-        The configured verifier (its ``threshold`` attribute, when it has one, is the
-        default: the flag threshold it was built with).
+        The configured verifier: its ``example_threshold()`` (a trained detector's
+        validation-chosen threshold) or else its ``threshold`` attribute is the default.
     setting : float or None
         ``routing.verifier_threshold``; None = the verifier's own.
     name : str
@@ -63,7 +64,12 @@ def verifier_threshold(verifier: Any, setting: float | None, name: str) -> float
     ConfigError
         When neither is set, or the setting is not a finite number.
     """
-    value = setting if setting is not None else getattr(verifier, "threshold", None)
+    own = (
+        verifier.example_threshold()
+        if callable(getattr(verifier, "example_threshold", None))
+        else getattr(verifier, "threshold", None)
+    )
+    value = setting if setting is not None else own
     if value is None:
         raise ConfigError(
             f"routing.verifier={name!r}: {type(verifier).__name__} has no flag threshold of "

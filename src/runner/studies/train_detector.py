@@ -74,6 +74,23 @@ def _sample(frame: pd.DataFrame, n: int | None, seed: int, salt: int) -> pd.Data
     return frame.iloc[rows].reset_index(drop=True)
 
 
+def _by_task(rows: pd.DataFrame, risk: np.ndarray) -> dict[str, dict[str, float | None]]:
+    """Validation AUROC / AP of the kept weights within each task (None: one class)."""
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    out = {}
+    for task in sorted(rows["task"].astype(str).unique()):
+        mask = (rows["task"].astype(str) == task).to_numpy()
+        y = rows["label"].to_numpy(int)[mask]
+        two = len(set(y.tolist())) == 2
+        out[task] = {
+            "rows": int(mask.sum()),
+            "auroc": float(roc_auc_score(y, risk[mask])) if two else None,
+            "ap": float(average_precision_score(y, risk[mask])) if two else None,
+        }
+    return out
+
+
 def plan_key(parts: dict) -> str:
     """A short hash of everything that decides the trained weights."""
     text = json.dumps(parts, sort_keys=True, default=str)
@@ -145,6 +162,7 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
             owner = val_data.segments.example_of[k]
             risk[owner] = max(risk[owner], float(p.max()) if len(p) else 0.0)
         threshold = choose_threshold(val_rows["label"].to_numpy(int), risk)
+        by_task = _by_task(val_rows, risk)
         card = {
             "recipe": "lettucedetect token classification",
             "backbone": detector.backbone,
@@ -152,7 +170,7 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
             "backbone_sha256": backbone_sha,
             "input_rule": rule.to_dict(),
             "threshold": threshold["threshold"],
-            "validation": {**done.best, "threshold": threshold},
+            "validation": {**done.best, "threshold": threshold, "by_task": by_task},
             "training": {
                 "data": data.name,
                 "data_fingerprint": data.fingerprint,
@@ -197,6 +215,9 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
             value = threshold[label]
             result.add("validation", "example threshold", label,
                        value if np.isfinite(value) else None)  # fmt: skip
+        for task, values in card["validation"]["by_task"].items():
+            for label, value in values.items():
+                result.add("validation", f"task {task}", label, value)
         for part, stats in card["input_stats"].items():
             for label, value in stats.items():
                 result.add("inputs", part, label, value)

@@ -30,7 +30,7 @@ class DetectorConf:
     include_question: bool = True
     window_overlap: int = 64
     unit_words: int = 48
-    answer_share: float = 0.5
+    answer_share: float = 1.0
     freeze_embeddings: bool = True
     model_name: str = "ragtruth_detector"
     alias: str = "champion"
@@ -45,7 +45,7 @@ class DetectorConf:
 class TrainConf:
     """How it is trained (`TrainSettings`) and on which rows."""
 
-    max_examples: Optional[int] = 4800
+    max_examples: Optional[int] = 8000
     val_share: float = 0.1
     val_max_examples: Optional[int] = 600
     epochs: int = 1

@@ -16,7 +16,7 @@ import json
 from dataclasses import fields
 from typing import Any
 
-RUNTIME_KEYS_AFTER_SCORING = ("mean_tokens_per_example", "truncation")
+RUNTIME_KEYS_AFTER_SCORING = ("mean_tokens_per_example", "truncation", "input_stats")
 """`Verifier.runtime_info` keys that describe the last call, not the computation."""
 
 

@@ -121,6 +121,18 @@ class LettuceDetectVerifier(Verifier):
                 f"verifiers.<name>.max_length={min(int(positions), 512)})"
             )
 
+    def example_threshold(self) -> float:
+        """Risk at or above which an example is flagged: a trained detector's threshold
+        chosen on its validation split (``detector.json``), else the token threshold."""
+        card = getattr(self, "_card", None)
+        if card is None and getattr(self, "_base", None) is None and self.weights == "pretrained":
+            from runner.verifiers.detector_training import read_detector_card
+
+            card = read_detector_card(resolve_source(self.model, self.revision))
+        if card and card.get("threshold") is not None:
+            return float(card["threshold"])
+        return float(self.threshold)
+
     def rule(self) -> InputRule:
         """The input rule in force: the trained model's (``detector.json``) or ``truncate``
         at this verifier's ``max_length``; ``input_rule`` renames the rule."""
@@ -143,6 +155,7 @@ class LettuceDetectVerifier(Verifier):
         if getattr(self, "_base", None) is not None:
             info["input_rule"] = self.rule().to_dict()
             info["trained_detector"] = getattr(self, "_card", None) is not None
+            info["max_length"] = self.rule().max_length  # the window in force
         stats = getattr(self, "last_input_stats_", None)
         if stats is not None:
             info["input_stats"] = stats

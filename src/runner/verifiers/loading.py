@@ -178,9 +178,7 @@ def registered_folder(uri: str) -> str:
             f"another store, or train one: python -m runner experiment=train_detector): "
             f"{str(exc).splitlines()[0]}"
         ) from None
-    from runner.paths import artifacts_dir
-
-    cache = artifacts_dir() / "cache" / "registry" / match["name"] / str(version.version)
+    cache = _registry_cache(tracking, version)
     if not cache.is_dir():
         cache.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(f"{cache}.tmp{os.getpid()}")
@@ -203,6 +201,22 @@ def registered_folder(uri: str) -> str:
             f"weights folder: it is not a detector registered by train_detector"
         )
     return str(folder.resolve())
+
+
+def _registry_cache(tracking: str, version: Any) -> Path:
+    """Where one registered version's files are copied: beside a SQLite store (so two
+    stores never share copies), else under the artifacts folder; the folder name holds a
+    hash of the store, the version's run and its source, never the version number alone."""
+    import hashlib
+
+    from runner.paths import artifacts_dir
+
+    key = hashlib.sha1(f"{tracking}|{version.run_id}|{version.source}".encode()).hexdigest()
+    if tracking.startswith("sqlite:///"):
+        root = Path(tracking.removeprefix("sqlite:///")).parent / "cache" / "registry"
+    else:
+        root = artifacts_dir() / "cache" / "registry"
+    return root / version.name / f"{version.version}-{key[:12]}"
 
 
 def _artifact_folder(model_dir: Path) -> Path | None:
