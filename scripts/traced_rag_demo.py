@@ -161,6 +161,7 @@ def log_traces(
         "traces": len(ids),
         "trace_ids": ids,
         "ragtruth_ids": picked["example_id"].astype(str).tolist(),
+        "labels": [bool(x) for x in picked["label"]],
         "hallucinated": int(picked["label"].sum()),
         "seconds": round(time.perf_counter() - start, 3),
     }
@@ -191,7 +192,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     text = json.dumps(summary, indent=2)
     if args.out:
         Path(args.out).write_text(text + "\n")
-    print(json.dumps({k: v for k, v in summary.items() if not k.endswith("ids")}))
+    lists = ("trace_ids", "ragtruth_ids", "labels")
+    print(json.dumps({k: v for k, v in summary.items() if k not in lists}))
     return summary
 
 

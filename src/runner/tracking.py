@@ -323,7 +323,12 @@ def _dataset_entity(data: Any) -> Any:
     from mlflow.data.meta_dataset import MetaDataset
 
     files = [str(f) for f in data.files]
-    source = files[0] if len(files) == 1 else os.path.commonpath(files) if files else data.name
+    source: Any = files[0] if len(files) == 1 else os.path.commonpath(files) if files else None
+    if source is None:  # read from a store, not files (MLflow traces): say which
+        from mlflow.data.code_dataset_source import CodeDatasetSource
+
+        where = (getattr(data, "info", None) or {}).get("location") or data.name
+        source = CodeDatasetSource(tags={"location": str(where)})
     digest = str(data.fingerprint)[:DIGEST_CHARS]
     frame = getattr(data, "frame", None)
     with warnings.catch_warnings():
@@ -336,7 +341,9 @@ def _dataset_entity(data: Any) -> Any:
         else:
             from mlflow.data.dataset_source_registry import resolve_dataset_source
 
-            dataset = MetaDataset(resolve_dataset_source(source), name=data.name, digest=digest)
+            if isinstance(source, str):
+                source = resolve_dataset_source(source)
+            dataset = MetaDataset(source, name=data.name, digest=digest)
         return dataset._to_mlflow_entity()
 
 
