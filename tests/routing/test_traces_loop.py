@@ -181,3 +181,58 @@ def test_audit_reads_the_reviewers_labels_from_human_feedback(loop):
     assert record["model"]["version"] == "1"
     info = json.loads((audited.output_dir / "manifest.json").read_text())["dataset"]["info"]
     assert info["ignored_labels"] == {"decision review": 1}
+
+
+class HalfVerifier:
+    """A stand-in verifier (no weights): risk = half the uncovered fraction."""
+
+    def __init__(self) -> None:
+        from runner.gates import FeatureGate
+
+        self.gate, self.loads = FeatureGate("uncovered_fraction"), 0
+
+    def load(self) -> None:
+        self.loads += 1
+
+    def score(self, frame: pd.DataFrame):
+        assert {"example_id", "question", "context", "answer"} <= set(frame.columns)
+        return self.gate.score(frame) / 2
+
+
+def test_mlflow_evaluate_with_the_runners_scorers_gives_the_gates_values(loop, monkeypatch):
+    import mlflow
+    import mlflow.tracking.fluent
+
+    from runner.data.mlflow_traces import load_mlflow_traces
+    from runner.gates import FeatureGate
+    from runner.scorers import gate_scorer, registered_gate_scorer, verifier_scorer
+
+    _, store, demo, _, routed = loop
+    monkeypatch.delenv("MLFLOW_EXPERIMENT_ID", raising=False)
+    monkeypatch.setattr(mlflow.tracking.fluent, "_active_experiment_id", None)
+    mlflow.set_tracking_uri(store)
+    mlflow.set_experiment(experiment_id=demo["experiment_id"])
+    frame = load_mlflow_traces("rag_demo", tracking_uri=store).frame.set_index("example_id")
+    gate, verifier = FeatureGate("uncovered_fraction"), HalfVerifier()
+    scorers = [
+        gate_scorer(gate, name="uncovered"),
+        registered_gate_scorer("models:/ragscope_e/1", tracking_uri=store),
+        verifier_scorer(verifier, name="half"),
+    ]
+    traces = mlflow.search_traces(locations=[demo["experiment_id"]], max_results=20)
+    result = mlflow.genai.evaluate(data=traces, scorers=scorers)
+    table = result.result_df.set_index("trace_id")
+    ids = list(table.index)
+    decisions = pd.read_parquet(routed.output_dir / "decisions.parquet").set_index("id")
+    expected = gate.score(frame.loc[ids].reset_index())
+    assert table["uncovered/value"].tolist() == pytest.approx(expected.tolist(), rel=1e-12)
+    assert table["ragscope_gate_risk/value"].tolist() == pytest.approx(
+        decisions.loc[ids, "risk"].tolist(), rel=1e-9
+    )
+    assert table["half/value"].tolist() == pytest.approx((expected / 2).tolist(), rel=1e-12)
+    assert verifier.loads == 1
+    # each value is stored on its trace as a feedback, with the evidence as rationale
+    stored = traces_of(store, demo["experiment_id"])[ids[0]]
+    (feedback,) = [a for a in stored.info.assessments if a.name == "uncovered"]
+    assert feedback.value == pytest.approx(expected[0], rel=1e-12)
+    assert "answer tokens not in the context" in feedback.rationale
