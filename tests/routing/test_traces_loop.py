@@ -236,3 +236,59 @@ def test_mlflow_evaluate_with_the_runners_scorers_gives_the_gates_values(loop, m
     (feedback,) = [a for a in stored.info.assessments if a.name == "uncovered"]
     assert feedback.value == pytest.approx(expected[0], rel=1e-12)
     assert "answer tokens not in the context" in feedback.rationale
+
+
+def test_the_ui_shows_decisions_on_traces_and_opens_a_study_on_its_runs(loop, tmp_path):
+    """Headless Chromium on a real `mlflow server` over the loop's store (as test_mlflow_ui)."""
+    from tests.conftest import mlflow_server
+    from tests.test_mlflow_ui import get_json, render
+
+    from runner.data.mlflow_traces import load_mlflow_traces
+    from runner.tracking import TRACES_KIND, ui_path
+
+    artifacts, store, demo, _, routed = loop
+    last = demo["trace_ids"][-1]  # the newest trace: the first row of the traces page
+    question = (
+        load_mlflow_traces("rag_demo", tracking_uri=store)
+        .frame.set_index("example_id")
+        .loc[last, "question"]
+    )
+    decision = (
+        pd.read_parquet(routed.output_dir / "decisions.parquet")
+        .set_index("id")
+        .loc[last, "decision"]
+    )
+    env = {
+        "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false",
+        "MLFLOW_DISABLE_TELEMETRY": "true",
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(tmp_path),
+    }
+    with mlflow_server(store, artifacts / "mlruns", env, startup_s=300) as base:
+
+        def experiment_of(name: str) -> tuple[str, dict]:
+            url = f"{base}/api/2.0/mlflow/experiments/get-by-name?experiment_name={name}"
+            found = get_json(url)
+            tags = {t["key"]: t["value"] for t in found["experiment"].get("tags", [])}
+            return found["experiment"]["experiment_id"], tags
+
+        app_id, app_tags = experiment_of("rag_demo")
+        route_id, route_tags = experiment_of("route")
+        assert app_tags["mlflow.experimentKind"] == "genai_development"
+        assert route_tags["mlflow.experimentKind"] == "custom_model_development"
+
+        for attempt in range(3):  # the table renders once the trace search has answered
+            text = render(f"{base}/{ui_path(app_id, TRACES_KIND)}", tmp_path, f"traces{attempt}")
+            if "ragscope_decision" in text and question in text:
+                break
+        assert "ragscope_decision" in text and "ragscope_risk" in text, text[:2000]
+        row = text[text.index(json.dumps(question)) :]
+        row = row[: row.find('{"question"', 1) if '{"question"' in row[1:] else None]
+        assert f" {decision} " in row, row[:1500]
+
+        for attempt in range(3):
+            text = render(f"{base}/{ui_path(route_id)}", tmp_path, f"runs{attempt}")
+            if "Run Name" in text:
+                break
+        assert "Run Name" in text and "mlflow_traces (" in text, text[:2000]
+        assert "Traces 0" not in text  # not the empty GenAI overview

@@ -12,8 +12,10 @@ feedback assessments
 
 all with source ``CODE`` / ``ragscope:<model>/<version>``. Idempotent per model version:
 an assessment of the same name already logged for that version is not logged again, so a
-rerun adds nothing and a new version adds its own. The study builds a `TraceFeedback`; the
-pipeline's hook (`runner.routing.hooks`) writes it once the routing run id is known.
+rerun adds nothing and a new version adds its own. The traces' experiment is marked as a
+GenAI experiment (unless it has a kind), so the MLflow UI opens it on its traces. The study
+builds a `TraceFeedback`; the pipeline's hook (`runner.routing.hooks`) writes it once the
+routing run id is known.
 """
 
 from __future__ import annotations
@@ -96,12 +98,16 @@ def assessments(feedback: TraceFeedback, row: Any, run_id: str | None) -> dict[s
 
 def write(feedback: TraceFeedback, run_id: str | None) -> dict[str, Any]:
     """Log every trace's assessments not yet logged by this model version; returns counts."""
+    import mlflow
     from mlflow.entities import AssessmentSource, Feedback
     from mlflow.tracing.client import TracingClient
 
     from runner.data.mlflow_traces import search_all
+    from runner.tracking import TRACES_KIND, mark_kind
 
     start = time.perf_counter()
+    store = mlflow.MlflowClient(tracking_uri=feedback.tracking_uri)
+    mark_kind(store, store.get_experiment(feedback.experiment_id), TRACES_KIND)
     client = TracingClient(tracking_uri=feedback.tracking_uri)
     ids = set(feedback.decisions["id"].astype(str))
     traces = [
