@@ -65,6 +65,8 @@ bench:  ## cost benchmarks: ratios against a baseline measured in the same proce
 	$(PY) scripts/bench_features.py
 	$(PY) scripts/bench_gates.py
 	$(PY) scripts/bench_routing.py --out artifacts/bench/routing.json   # pyfunc vs raw gate
+	$(PY) scripts/bench_traces.py --traces 1000 \
+		--out artifacts/bench/traces.json   # read -> route -> write-back on traces; scorer vs raw gate
 	$(PY) scripts/bench_verifiers.py --verifiers deberta_nli --sample 48 --repeats 3 \
 		--out artifacts/bench/verifiers_deberta_nli.json   # ~8 min on 2 cores
 	$(PY) scripts/bench_verifiers.py --verifiers hhem_full lettucedetect --sample 24 --repeats 2 \

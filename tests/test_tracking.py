@@ -93,6 +93,27 @@ def test_tracking_off_logs_nothing(tmp_path):
     assert not (tmp_path / "mlflow.db").exists()
 
 
+def test_a_study_experiment_is_marked_to_open_on_its_runs_and_a_set_kind_is_kept(tmp_path):
+    _, uri = _logged(tmp_path)
+    client = mlflow.MlflowClient(uri)
+    created = client.get_experiment_by_name("unit")
+    assert created.tags[tracking.KIND_TAG] == tracking.STUDY_KIND
+    assert tracking.ui_path(created.experiment_id) == (
+        f"#/experiments/{created.experiment_id}?workflowType=machine_learning"
+    )
+    other = client.create_experiment("mine", artifact_location=(tmp_path / "m").as_uri())
+    client.set_experiment_tag(other, tracking.KIND_TAG, tracking.TRACES_KIND)
+    tracking.mark_kind(client, client.get_experiment(other), tracking.STUDY_KIND)
+    assert client.get_experiment(other).tags[tracking.KIND_TAG] == tracking.TRACES_KIND
+    # an experiment from before kinds existed gets one on its next run
+    client.delete_experiment_tag(created.experiment_id, tracking.KIND_TAG)
+    tracking.prepare_experiment(_cfg(tmp_path))
+    assert (
+        client.get_experiment(created.experiment_id).tags[tracking.KIND_TAG]
+        == "custom_model_development"
+    )
+
+
 def test_run_names_carry_the_overrides_but_not_the_experiment_choice():
     name = tracking.run_name("rq1_cheap_signals", ["experiment=rq1_cheap_signals", "seed=2"])
     assert name == "rq1_cheap_signals seed=2"

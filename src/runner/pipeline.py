@@ -202,8 +202,14 @@ def load_data(cfg: DictConfig) -> Any:
     """Load the configured dataset (None when the study needs none)."""
     if cfg.get("dataset") is None:
         return None
+    kwargs = {}
+    if "tracking_uri" in cfg.dataset and not cfg.dataset.tracking_uri:
+        # a loader that reads the tracking store (MLflow traces) reads the run's own store
+        from runner.tracking import resolve_uri
+
+        kwargs["tracking_uri"] = resolve_uri(cfg)[0]
     try:
-        return instantiate(cfg.dataset, _convert_="all")
+        return instantiate(cfg.dataset, _convert_="all", **kwargs)
     except InstantiationException as exc:
         # Hydra wraps the loader's own error; a data error reads better unwrapped.
         if isinstance(exc.__cause__, RunnerError):

@@ -67,7 +67,9 @@ class StudyResult:
         (`runner.routing.registry.ModelSpec`); studies never log it themselves.
     series : dict
         Metrics with a step (name -> list of (step, value)), e.g. a training loss per
-        step; MLflow keeps each as a metric history.
+        step; MLflow keeps each as a metric history.    trace_feedback : object or None
+        Assessments to log onto MLflow traces once the run id is known
+        (`runner.routing.trace_feedback.TraceFeedback`, from `route` over traces).
     """
 
     cells: list[Cell] = field(default_factory=list)
@@ -79,6 +81,7 @@ class StudyResult:
     files: dict[str, Any] = field(default_factory=dict)
     model: Any = None
     series: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
+    trace_feedback: Any = None
 
     def add(
         self,

@@ -52,6 +52,11 @@ DIGEST_CHARS = 32
 NAME_EXCLUDES = frozenset({"experiment", "progress"})
 """Override keys left out of run names (the experiment is the name's start already)."""
 T = TypeVar("T")
+KIND_TAG = "mlflow.experimentKind"
+STUDY_KIND = "custom_model_development"
+"""The UI's "model training" kind: the experiment opens on its runs."""
+TRACES_KIND = "genai_development"
+"""The UI's GenAI kind: the experiment opens on its traces."""
 
 
 def metric_key(*parts: str) -> str:
@@ -178,6 +183,7 @@ def prepare_experiment(cfg: DictConfig) -> tuple[Any, str]:
         client = mlflow.MlflowClient(tracking_uri=uri)
         experiment = retry_locked(client.get_experiment_by_name, name)
         if experiment is not None:
+            mark_kind(client, experiment, STUDY_KIND)
             return client, experiment.experiment_id
         kwargs = {}  # a server without artifact_root keeps artifacts where it decides
         if root is not None and "://" in root:
@@ -185,6 +191,7 @@ def prepare_experiment(cfg: DictConfig) -> tuple[Any, str]:
         elif root is not None:
             Path(root).mkdir(parents=True, exist_ok=True)
             kwargs["artifact_location"] = Path(root).as_uri()
+        kwargs["tags"] = {KIND_TAG: STUDY_KIND}
         try:
             return client, retry_locked(client.create_experiment, name, **kwargs)
         except MlflowException as exc:
@@ -195,6 +202,29 @@ def prepare_experiment(cfg: DictConfig) -> tuple[Any, str]:
             if experiment is None:
                 raise
             return client, experiment.experiment_id
+
+
+def mark_kind(client: Any, experiment: Any, kind: str) -> None:
+    """Tag an experiment's kind (`KIND_TAG`) unless it has one, so the UI opens on its work.
+
+    MLflow 3's UI lands on a GenAI overview ("Traces 0") for an experiment without a kind;
+    a study's experiment holds runs (`STUDY_KIND` opens on them), the experiment of a traced
+    app holds traces (`TRACES_KIND`). A kind someone set is never overwritten.
+    """
+    if (experiment.tags or {}).get(KIND_TAG):
+        return
+    retry_locked(client.set_experiment_tag, experiment.experiment_id, KIND_TAG, kind)
+
+
+def ui_path(experiment_id: str, kind: str = STUDY_KIND) -> str:
+    """The UI route that opens an experiment on its work: runs for a study, else traces.
+
+    MLflow 3.17's UI picks its view from a ``workflowType`` (URL parameter, else the
+    browser's last choice, GenAI by default), so a study experiment's link names it.
+    """
+    if kind == TRACES_KIND:
+        return f"#/experiments/{experiment_id}/traces?workflowType=genai"
+    return f"#/experiments/{experiment_id}?workflowType=machine_learning"
 
 
 def run_name(experiment: str, overrides: list[str] | tuple[str, ...]) -> str:
@@ -291,7 +321,13 @@ def start_run(
     }
     name = cfg.tracking.run_name or run_name(cfg.experiment, overrides)
     run = retry_locked(client.create_run, experiment_id, run_name=name, tags=tags)
-    log.info("MLflow run %s (%s) in experiment %s", run.info.run_id, name, experiment_id)
+    log.info(
+        "MLflow run %s (%s) in experiment %s; in the UI: %s",
+        run.info.run_id,
+        name,
+        experiment_id,
+        ui_path(experiment_id),
+    )
     tracked = TrackedRun(client, run.info.run_id)
     try:
         tracked.log_params(cfg)
@@ -323,7 +359,12 @@ def _dataset_entity(data: Any) -> Any:
     from mlflow.data.meta_dataset import MetaDataset
 
     files = [str(f) for f in data.files]
-    source = files[0] if len(files) == 1 else os.path.commonpath(files) if files else data.name
+    source: Any = files[0] if len(files) == 1 else os.path.commonpath(files) if files else None
+    if source is None:  # read from a store, not files (MLflow traces): say which
+        from mlflow.data.code_dataset_source import CodeDatasetSource
+
+        where = (getattr(data, "info", None) or {}).get("location") or data.name
+        source = CodeDatasetSource(tags={"location": str(where)})
     digest = str(data.fingerprint)[:DIGEST_CHARS]
     frame = getattr(data, "frame", None)
     with warnings.catch_warnings():
@@ -336,7 +377,9 @@ def _dataset_entity(data: Any) -> Any:
         else:
             from mlflow.data.dataset_source_registry import resolve_dataset_source
 
-            dataset = MetaDataset(resolve_dataset_source(source), name=data.name, digest=digest)
+            if isinstance(source, str):
+                source = resolve_dataset_source(source)
+            dataset = MetaDataset(source, name=data.name, digest=digest)
         return dataset._to_mlflow_entity()
 
 

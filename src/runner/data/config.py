@@ -158,6 +158,45 @@ class AuditLabelsConf:
     label_column: str = "label"
 
 
+@dataclass
+class MlflowTracesConf:
+    """Parameters of `load_mlflow_traces` (see its docstring)."""
+
+    _target_: str = "runner.data.mlflow_traces.load_mlflow_traces"
+    name: str = "mlflow_traces"
+    experiment: str = MISSING
+    tracking_uri: Optional[str] = None
+    filter_string: Optional[str] = None
+    since: Optional[str] = None
+    until: Optional[str] = None
+    max_results: Optional[int] = None
+    question_key: Optional[str] = "question"
+    answer_key: Optional[str] = None
+    source_tag: str = "source"
+    task_tag: str = "task"
+    label: Optional[str] = None
+    skip_invalid: bool = False
+
+    def __post_init__(self) -> None:
+        from runner.data.mlflow_traces import check_settings
+
+        if self.experiment != MISSING:
+            check_settings(self.experiment, self.max_results, self.since, self.until)
+
+
+@dataclass
+class TraceAuditConf:
+    """Parameters of `load_trace_audit_labels` (see its docstring)."""
+
+    _target_: str = "runner.data.trace_audit.load_trace_audit_labels"
+    name: str = "mlflow_trace_audit"
+    experiment: str = MISSING
+    tracking_uri: Optional[str] = None
+    label: str = "hallucinated"
+    scope: str = "marked"
+    model: Optional[str] = None
+
+
 SCHEMAS: list[tuple[str, str, str]] = [
     ("dataset", "ragtruth_schema", "runner.data.config:RagTruthConf"),
     ("dataset", "halubench_schema", "runner.data.config:HaluBenchConf"),
@@ -169,4 +208,6 @@ SCHEMAS: list[tuple[str, str, str]] = [
     ("dataset", "factbench_schema", "runner.data.config:FactbenchConf"),
     ("dataset", "hri_claims_schema", "runner.data.config:HRIClaimsConf"),
     ("dataset", "audit_labels_schema", "runner.data.config:AuditLabelsConf"),
+    ("dataset", "mlflow_traces_schema", "runner.data.config:MlflowTracesConf"),
+    ("dataset", "mlflow_trace_audit_schema", "runner.data.config:TraceAuditConf"),
 ]

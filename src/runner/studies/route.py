@@ -5,6 +5,8 @@ Writes ``decisions.parquet`` (``id, risk, decision, audit`` plus ``source``,
 Every input row is accounted for: rows the loader skipped (``dataset.skip_invalid=true``)
 are listed in ``skipped.parquet`` with ``decision=invalid`` and the reason, and the
 summary, the console and the MLflow metrics say "N read, M routed, K skipped".
+Over ``dataset=mlflow_traces`` the decisions also go back onto the traces as assessments
+(`runner.routing.trace_feedback`; ``trace_assessments.json`` counts them).
 The risks come from the registered pyfunc model, the same object `mlflow models serve`
 answers with. Rows from sources the gate was not fitted on are reported loudly and handled
 by ``routing.on_unseen_source``. With ``routing.verifier=<name>`` the configured verifier
@@ -32,6 +34,7 @@ from runner.routing import route as rt
 from runner.routing.config import RoutingConf, check_routing, routing_or_defaults
 from runner.routing.model import INPUT_FIELDS
 from runner.routing.registry import load_routed_model, parse_model_uri
+from runner.routing.trace_feedback import TraceFeedback
 from runner.studies.contract import Inputs, Study
 
 TITLES = {
@@ -72,7 +75,8 @@ class Route(Study, name="route", params=Params, titles=TITLES):
         frame = data.frame.reset_index(drop=True)
         training_sources = list(model.metadata.get("training_sources") or [])
         unseen = rt.unseen_sources(frame["source"], training_sources)
-        rt.handle_unseen(unseen, routing.on_unseen_source, training_sources, data.files[0])
+        where = data.files[0] if data.files else data.info.get("location")
+        rt.handle_unseen(unseen, routing.on_unseen_source, training_sources, where)
 
         start = time.perf_counter()
         routed = model.pyfunc.predict(frame[list(INPUT_FIELDS)])
@@ -150,6 +154,16 @@ class Route(Study, name="route", params=Params, titles=TITLES):
             "training_sources": training_sources,
             "thresholds": model.metadata.get("thresholds"),
         }
+        if data.info.get("origin") == "mlflow":
+            result.trace_feedback = TraceFeedback(
+                tracking_uri=data.info["tracking_uri"],
+                experiment_id=data.info["experiment_id"],
+                decisions=decisions,
+                model_uri=model.uri,
+                model_name=model.name,
+                model_version=model.version,
+                thresholds=dict(model.metadata.get("thresholds") or {}),
+            )
         if cascade is not None:
             result.extra["summary.json"]["cascade"] = {
                 **cascade,

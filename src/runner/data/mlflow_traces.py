@@ -1,0 +1,240 @@
+"""An experiment's MLflow traces as the canonical response frame (`dataset=mlflow_traces`).
+
+Why a loader: a team whose RAG app is instrumented with MLflow Tracing already has its
+traffic in the tracking store; reading it there (rather than asking for a hand-made export)
+lets every study that reads a RAG frame (operating_report, fit_gate, route, audit, the
+rq-style gate comparisons) run on it, and lets `route` write its decisions back onto the
+same traces. The per-trace mapping is `runner.data.traces`; this module talks to the store.
+
+Every trace the search returns is accounted for: one that cannot be a row (no retriever
+span, an empty answer, an error state, ...) raises a `DataError` naming the trace id, or,
+with ``skip_invalid=True``, is counted and listed in ``info["skipped"]`` (the trace id in
+``row`` and ``id``), never dropped silently.
+
+Traces are read in request-time order (then trace id), so the same store and filter give the
+same frame, and the fingerprint (trace ids and the rows' text) changes when a trace does.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from collections import Counter
+from typing import Any
+
+import pandas as pd
+
+from runner.data.base import IssueLog, LoadedData, frame_fingerprint
+from runner.data.traces import TraceMapping, TraceProblem, trace_row
+from runner.errors import ConfigError, DataError, DataNotFoundError
+
+LOADER_VERSION = 1
+PAGE = 500
+"""Traces per search request (the store's page)."""
+
+
+def check_settings(experiment: Any, max_results: int | None, since: Any, until: Any) -> None:
+    """Refuse settings that cannot work, before the store is opened (also run by the schema)."""
+    if experiment in (None, "") or str(experiment) == "???":
+        raise ConfigError("dataset.experiment: the MLflow experiment (name or id) to read")
+    if max_results is not None and (isinstance(max_results, bool) or int(max_results) < 1):
+        raise ConfigError(f"dataset.max_results={max_results!r}: a positive number, or null")
+    for key, value in (("since", since), ("until", until)):
+        if value is not None:
+            to_ms(value, key)
+
+
+def to_ms(value: Any, key: str) -> int:
+    """Epoch milliseconds from an int (ms) or an ISO-8601 date/time (UTC when no zone)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    try:
+        stamp = dt.datetime.fromisoformat(str(value))
+    except ValueError:
+        raise ConfigError(
+            f"dataset.{key}={value!r}: an ISO-8601 date/time (2026-01-31, "
+            "2026-01-31T12:00:00+00:00) or epoch milliseconds"
+        ) from None
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=dt.UTC)
+    return int(stamp.timestamp() * 1000)
+
+
+def search_filter(filter_string: str | None, since: Any, until: Any) -> str | None:
+    """The user's filter with the time range ANDed on (``timestamp_ms`` is request time).
+
+    MLflow's search syntax has no parentheses or OR, so ANDing clauses keeps its meaning.
+    """
+    parts = [filter_string] if filter_string else []
+    if since is not None:
+        parts.append(f"timestamp_ms >= {to_ms(since, 'since')}")
+    if until is not None:
+        parts.append(f"timestamp_ms < {to_ms(until, 'until')}")
+    return " AND ".join(parts) or None
+
+
+def resolve_experiment(client: Any, experiment: Any, uri: str) -> tuple[str, str]:
+    """(id, name) of an experiment given by name or id; a missing one says where it looked."""
+    found = client.get_experiment_by_name(str(experiment))
+    if found is None and str(experiment).isdigit():
+        try:
+            found = client.get_experiment(str(experiment))
+        except Exception:  # MLflow raises its own error for an unknown id
+            found = None
+    if found is None:
+        raise DataNotFoundError(
+            f"dataset.experiment={experiment!r}: no such experiment in the tracking store "
+            f"{uri} (set dataset.tracking_uri, or tracking.uri, to the store your app logs to)"
+        )
+    return found.experiment_id, found.name
+
+
+def search_all(
+    uri: str,
+    experiment_id: str,
+    filter_string: str | None,
+    max_results: int | None,
+    include_spans: bool = True,
+) -> list[Any]:
+    """Every matching trace, paginated, oldest first (then by trace id)."""
+    from mlflow.tracing.client import TracingClient
+
+    client = TracingClient(tracking_uri=uri)
+    traces: list[Any] = []
+    token = None
+    while True:
+        want = PAGE if max_results is None else min(PAGE, int(max_results) - len(traces))
+        page = client.search_traces(
+            locations=[experiment_id],
+            filter_string=filter_string,
+            max_results=want,
+            order_by=["timestamp_ms ASC"],
+            page_token=token,
+            include_spans=include_spans,
+        )
+        traces.extend(page)
+        token = page.token
+        if not token or not page or (max_results is not None and len(traces) >= max_results):
+            break
+    traces.sort(key=lambda t: (t.info.request_time or 0, t.info.trace_id))
+    return traces
+
+
+def load_mlflow_traces(
+    experiment: str,
+    tracking_uri: str | None = None,
+    filter_string: str | None = None,
+    since: Any = None,
+    until: Any = None,
+    max_results: int | None = None,
+    question_key: str | None = "question",
+    answer_key: str | None = None,
+    source_tag: str = "source",
+    task_tag: str = "task",
+    label: str | None = None,
+    skip_invalid: bool = False,
+    name: str = "mlflow_traces",
+) -> LoadedData:
+    """Read an experiment's traces into the canonical response frame.
+
+    Parameters
+    ----------
+    experiment : str
+        MLflow experiment name (or id) the app logs its traces to.
+    tracking_uri : str, optional
+        The store; None means the run's own (``tracking.uri``, SQLite under artifacts/ by
+        default), filled in by the pipeline.
+    filter_string, since, until, max_results
+        Which traces: MLflow's trace filter syntax, a request-time range (ISO-8601 or epoch
+        ms; ``until`` exclusive) and a cap (oldest first).
+    question_key, answer_key, source_tag, task_tag, label
+        The mapping (`runner.data.traces.TraceMapping`).
+    skip_invalid : bool
+        False: the first bad trace raises, naming it. True: bad traces are counted and
+        listed in ``info["skipped"]``.
+
+    Raises
+    ------
+    DataError
+        Naming the trace id and the field at fault, or when no trace is usable.
+    """
+    check_settings(experiment, max_results, since, until)
+    if not tracking_uri:
+        raise ConfigError("dataset.tracking_uri: the tracking store to read traces from")
+    import mlflow
+
+    client = mlflow.MlflowClient(tracking_uri=tracking_uri)
+    exp_id, exp_name = resolve_experiment(client, experiment, tracking_uri)
+    where = f"MLflow experiment {exp_name!r}"
+    query = search_filter(filter_string, since, until)
+    traces = search_all(tracking_uri, exp_id, query, max_results)
+    if not traces:
+        raise DataError(f"no traces match (filter: {query!r}) in {tracking_uri}", file=where)
+    mapping = TraceMapping(question_key, answer_key, source_tag, task_tag, label)
+    issues = IssueLog(skip_invalid=skip_invalid)
+    rows = []
+    for trace in traces:
+        row = trace_row(trace, mapping)
+        if isinstance(row, TraceProblem):
+            issues.add(where, trace.info.trace_id, row.field, row.reason)
+            continue
+        rows.append(row)
+    if not rows:
+        raise DataError(f"no valid traces to load ({len(issues.issues)} skipped)", file=where)
+    frame = pd.DataFrame(rows)
+    labels = frame["label"]
+    labelled = bool(label) and bool(labels.notna().all())
+    frame["label"] = (
+        labels.astype("int64") if labelled else pd.array(labels.tolist(), dtype="Int64")
+    )
+    params = {
+        "experiment_id": exp_id,
+        "filter": query,
+        "max_results": max_results,
+        "mapping": vars(mapping),
+        "skip_invalid": skip_invalid,
+    }
+    info = {
+        "rows": len(frame),
+        "origin": "mlflow",
+        "location": f"{tracking_uri}#experiment={exp_id}",
+        "tracking_uri": tracking_uri,
+        "experiment_id": exp_id,
+        "experiment": exp_name,
+        "filter": query,
+        "labelled": labelled,
+        "labelled_rows": int(labels.notna().sum()),
+        "ids": "trace ids",
+        "groups": int(frame["group_id"].nunique()),
+        "counts_per_source": _count(frame["source"]),
+        "counts_per_task": _count(frame["task"]),
+        "skipped": [{**p, "id": p["row"]} for p in issues.skipped()],
+        "skipped_rows": issues.skipped_rows(),
+        "rows_read": len(traces),
+    }
+    if labelled:
+        info["positives"] = int(frame["label"].sum())
+    return LoadedData(
+        name=name,
+        frame=frame,
+        files=[],
+        fingerprint=frame_fingerprint(_content_digest(frame), __name__, LOADER_VERSION, params),
+        info=info,
+    )
+
+
+def _content_digest(frame: pd.DataFrame) -> str:
+    """sha256 over the rows as read (the traces play the part of a file's bytes)."""
+    digest = hashlib.sha256()
+    columns = ["example_id", "group_id", "task", "source", "question", "context", "answer"]
+    for record in frame[columns].itertuples(index=False):
+        digest.update(json.dumps(list(record)).encode())
+    digest.update(json.dumps([None if pd.isna(v) else int(v) for v in frame["label"]]).encode())
+    return digest.hexdigest()
+
+
+def _count(series: pd.Series) -> dict[str, int]:
+    return {str(k): int(v) for k, v in sorted(Counter(series.tolist()).items())}
