@@ -103,14 +103,20 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     rows = timing_sample(load_ragtruth(split="test").frame, args.eval_rows, args.seed)
     rows = rows.reset_index(drop=True)
-    points = []
-    for size in args.sizes:
-        folder, card = train_point(size, args.out / "runs")
-        point = {"examples": card["training"]["rows"], **score(folder, rows)}
-        point["train_seconds"] = card["training"]["train_seconds"]
-        point["validation_ap"] = card["validation"].get("ap")
-        points.append(point)
-        print(json.dumps(point), flush=True)
+    points: list[dict] = []
+
+    def write() -> None:  # after every point, so a stopped run keeps what it measured
+        ordered = sorted(points, key=lambda p: p["examples"])
+        record = {
+            "eval_rows": len(rows),
+            "eval_tasks": rows["task"].value_counts().to_dict(),
+            "eval_positives": int(np.sum(rows["label"])),
+            "seed": args.seed,
+            "points": ordered,
+        }
+        (args.out / "curve.json").write_text(json.dumps(record, indent=2) + "\n")
+        figure(ordered, args.out / "curve.png")
+
     if args.reference:
         from runner.verifiers.detector_training import read_detector_card
         from runner.verifiers.loading import resolve_source
@@ -122,16 +128,15 @@ def main(argv: list[str] | None = None) -> int:
         point["stopped_by"] = card["training"]["stopped_by"]
         points.append(point)
         print(json.dumps(point), flush=True)
-    points.sort(key=lambda p: p["examples"])
-    record = {
-        "eval_rows": len(rows),
-        "eval_tasks": rows["task"].value_counts().to_dict(),
-        "eval_positives": int(np.sum(rows["label"])),
-        "seed": args.seed,
-        "points": points,
-    }
-    (args.out / "curve.json").write_text(json.dumps(record, indent=2) + "\n")
-    figure(points, args.out / "curve.png")
+        write()
+    for size in args.sizes:
+        folder, card = train_point(size, args.out / "runs")
+        point = {"examples": card["training"]["rows"], **score(folder, rows)}
+        point["train_seconds"] = card["training"]["train_seconds"]
+        point["validation_ap"] = card["validation"].get("ap")
+        points.append(point)
+        print(json.dumps(point), flush=True)
+        write()
     print(f"wrote {args.out / 'curve.json'} and {args.out / 'curve.png'}")
     return 0
 

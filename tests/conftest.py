@@ -65,6 +65,29 @@ def run_runner(
     return run([sys.executable, "-m", "runner", *args], env=env, cwd=cwd, timeout=timeout)
 
 
+def run_experiment(artifacts: Path, name: str, *overrides: str):
+    """Compose ``experiment=<name>`` with `overrides` (artifacts under `artifacts`, no
+    progress bars, the fast bootstrap) and run it in this process, as the CLI would."""
+    from hydra import compose, initialize_config_dir
+
+    from runner.config import register_configs
+    from runner.pipeline import run as run_pipeline
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        cfg = compose(
+            "config",
+            overrides=[
+                f"experiment={name}",
+                "progress=false",
+                "bootstrap=fast",
+                f"paths.artifacts_dir={artifacts}",
+                *overrides,
+            ],
+        )
+    return run_pipeline(cfg)
+
+
 def free_port() -> int:
     """A local TCP port that nothing listens on right now."""
     with socket.socket() as s:

@@ -20,6 +20,7 @@ import pandas as pd
 import pytest
 import requests
 from hydra import compose, initialize_config_dir
+from tests.conftest import run_experiment as experiment
 
 from runner.config import register_configs
 from runner.errors import ConfigError, DataError
@@ -30,21 +31,6 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "rag_file" / "rag_example.jsonl"
 register_configs()
 pytestmark = pytest.mark.slow
-
-
-def experiment(artifacts: Path, name: str, *overrides: str):
-    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
-        cfg = compose(
-            "config",
-            overrides=[
-                f"experiment={name}",
-                "progress=false",
-                "bootstrap=fast",
-                f"paths.artifacts_dir={artifacts}",
-                *overrides,
-            ],
-        )
-    return run(cfg)
 
 
 def env_for(artifacts: Path) -> dict[str, str]:

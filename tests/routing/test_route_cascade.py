@@ -14,32 +14,16 @@ import mlflow
 import numpy as np
 import pandas as pd
 import pytest
-from hydra import compose, initialize_config_dir
+from tests.conftest import run_experiment as experiment
 from tests.routing.detector import ragtruth_file, save_tiny_detector
 
 from runner.config import register_configs
 from runner.errors import ConfigError
-from runner.pipeline import run
 
 ROOT = Path(__file__).resolve().parents[2]
 GATE_COLUMNS = ["id", "risk", "decision", "audit", "source", "unseen_source", "model", "reason"]
 register_configs()
 pytestmark = pytest.mark.slow
-
-
-def experiment(artifacts: Path, name: str, *overrides: str):
-    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
-        cfg = compose(
-            "config",
-            overrides=[
-                f"experiment={name}",
-                "progress=false",
-                "bootstrap=fast",
-                f"paths.artifacts_dir={artifacts}",
-                *overrides,
-            ],
-        )
-    return run(cfg)
 
 
 @pytest.fixture(scope="module")

@@ -16,12 +16,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from hydra import compose, initialize_config_dir
 from tests.conftest import real_data_dir
 from tests.conftest import run as run_process
+from tests.conftest import run_experiment as experiment
 
 from runner.config import register_configs
-from runner.pipeline import run
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACES = 60
@@ -29,21 +28,6 @@ TRACED = ("dataset=mlflow_traces", "dataset.experiment=rag_demo")
 MODEL = "routing.model_uri=models:/ragscope_e@champion"
 register_configs()
 pytestmark = pytest.mark.slow
-
-
-def experiment(artifacts: Path, name: str, *overrides: str):
-    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
-        cfg = compose(
-            "config",
-            overrides=[
-                f"experiment={name}",
-                "progress=false",
-                "bootstrap=fast",
-                f"paths.artifacts_dir={artifacts}",
-                *overrides,
-            ],
-        )
-    return run(cfg)
 
 
 @pytest.fixture(scope="module")

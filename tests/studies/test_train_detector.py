@@ -15,11 +15,10 @@ import mlflow
 import numpy as np
 import pandas as pd
 import pytest
-from hydra import compose, initialize_config_dir
+from tests.conftest import run_experiment as experiment
 from tests.routing.detector import ragtruth_file, save_tiny_detector
 
 from runner.config import register_configs
-from runner.pipeline import run
 from runner.verifiers.detector_config import backbone_folder
 from runner.verifiers.lettuce_detect import LettuceDetectVerifier
 from runner.verifiers.loading import use_registry
@@ -28,16 +27,6 @@ ROOT = Path(__file__).resolve().parents[2]
 URI = "models:/ragtruth_detector@champion"
 register_configs()
 pytestmark = pytest.mark.slow
-
-
-def experiment(artifacts: Path, name: str, *overrides: str):
-    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
-        cfg = compose(
-            "config",
-            overrides=[f"experiment={name}", "progress=false", f"paths.artifacts_dir={artifacts}",
-                       *overrides],
-        )  # fmt: skip
-    return run(cfg)
 
 
 TRAIN = (
