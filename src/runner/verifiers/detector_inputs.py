@@ -34,7 +34,7 @@ import numpy as np
 
 from runner.errors import ConfigError, DataError
 from runner.text import content_tokens, tokenize
-from runner.verifiers.encoding import Encoded, TruncationStats, encode_pairs
+from runner.verifiers.encoding import Encoded, encode_pairs
 from runner.verifiers.evidence import sentence_spans
 
 RULES = ("truncate", "evidence", "windows")
@@ -347,8 +347,3 @@ def build_segments(
     if encoded.stats.n_truncated:  # the budget is computed on separate tokenisations
         stats.contexts_reduced += encoded.stats.n_truncated
     return Segments(encoded, np.asarray(owners, dtype=np.int64), stats)
-
-
-def truncation_of(segments: Segments) -> TruncationStats:
-    """The encoding's own cut statistics (prompt tokens cut at the window's end)."""
-    return segments.encoded.stats

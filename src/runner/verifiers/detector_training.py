@@ -32,7 +32,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -139,7 +139,6 @@ class TrainResult:
     train_seconds: float
     examples_seen: int
     resumed_from: int | None = None
-    input_stats: dict[str, Any] = field(default_factory=dict)
 
 
 def resolve_device(device: str) -> str:
