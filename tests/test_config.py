@@ -17,6 +17,7 @@ from runner.config import register_configs
 from runner.data.base import REQUIRED_COLUMNS
 from runner.errors import ConfigError, DataError
 from runner.pipeline import check_config
+from runner.verifiers.loading import ModelNotAvailableError
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 EXPERIMENTS = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))
@@ -33,15 +34,52 @@ def options(group: str) -> list[str]:
     return sorted(p.stem for p in (CONF / group).glob("*.yaml"))
 
 
+def _uses_registered_model(experiment: str) -> bool:
+    cfg = OmegaConf.to_container(composed(f"experiment={experiment}"), resolve=False)
+    return "models:/" in json.dumps(cfg.get("verifiers") or {})
+
+
+@pytest.fixture(scope="module")
+def detector_store(tmp_path_factory) -> Path:
+    """An artifacts folder whose registry holds a (tiny) ``ragtruth_detector@champion``,
+    as a machine has after ``make train-detector``; a fresh checkout has none."""
+    from tests.routing.detector import register_tiny_detector
+
+    artifacts = tmp_path_factory.mktemp("registry")
+    register_tiny_detector(artifacts)
+    return artifacts
+
+
+@pytest.fixture(autouse=True)
+def _forget_registry():
+    from runner.verifiers.loading import use_registry
+
+    yield
+    use_registry(None)
+
+
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
-def test_every_experiment_composes_and_passes_the_pre_flight_checks(experiment):
+def test_every_experiment_composes_and_passes_the_pre_flight_checks(experiment, request):
     # The user's own files (`dataset.path: ???`) are the only values an experiment leaves
     # unset; the pre-flight check refuses them unset (test_cli_config_errors), so name one.
     required = sorted(OmegaConf.missing_keys(composed(f"experiment={experiment}")))
     assert all(key.startswith("dataset.") for key in required), required
-    cfg = composed(f"experiment={experiment}", *(f"{key}=mine.jsonl" for key in required))
+    overrides = [f"{key}=mine.jsonl" for key in required]
+    if _uses_registered_model(experiment):  # resolved in the run's store before any work
+        store = request.getfixturevalue("detector_store")
+        overrides.append(f"paths.artifacts_dir={store}")
+    cfg = composed(f"experiment={experiment}", *overrides)
     assert cfg.experiment == experiment
     check_config(cfg)  # study params typed, every _target_ importable
+
+
+def test_a_detector_experiment_without_a_trained_detector_fails_before_work_saying_how(
+    tmp_path,
+):
+    cfg = composed("experiment=detector_eval", f"paths.artifacts_dir={tmp_path}")
+    how = r"not in the registry.*experiment=train_detector"
+    with pytest.raises(ModelNotAvailableError, match=how):
+        check_config(cfg)
 
 
 @pytest.mark.parametrize("gate", options("gate"))

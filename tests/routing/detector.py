@@ -74,3 +74,40 @@ def ragtruth_file(
             }
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
     return path
+
+
+def register_tiny_detector(artifacts: Path, name: str = "ragtruth_detector") -> str:
+    """A tiny detector registered as ``models:/<name>@champion`` in the SQLite store under
+    `artifacts` (``paths.artifacts_dir``), through the registry code `train_detector` uses.
+
+    For checks that need a registered detector to resolve (pre-flight, loading), not one
+    that has learned anything; returns the store's tracking URI.
+    """
+    import mlflow
+
+    from runner.routing.registry import ModelSpec, log_result_model
+    from runner.verifiers.detector_model import ARTIFACT, DetectorModel, signature
+
+    folder = save_tiny_detector(Path(artifacts) / "tiny_detector")
+    uri = f"sqlite:///{Path(artifacts) / 'mlflow.db'}"
+    spec = ModelSpec(
+        python_model=DetectorModel(),
+        name=name,
+        alias="champion",
+        metadata={},
+        input_example=None,
+        tags={"backbone": "tiny"},
+        artifacts={ARTIFACT: str(folder)},
+        signature=signature(),
+    )
+    result = type("Result", (), {"model": spec})()
+    before = mlflow.get_tracking_uri()
+    try:
+        mlflow.set_tracking_uri(uri)
+        mlflow.set_experiment("tiny_detector")
+        with mlflow.start_run() as run:
+            run_id = run.info.run_id
+        log_result_model(uri, result, run_id, Path(artifacts))
+    finally:
+        mlflow.set_tracking_uri(before)
+    return uri
