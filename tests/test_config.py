@@ -36,7 +36,8 @@ def options(group: str) -> list[str]:
 
 def _uses_registered_model(experiment: str) -> bool:
     cfg = OmegaConf.to_container(composed(f"experiment={experiment}"), resolve=False)
-    return "models:/" in json.dumps(cfg.get("verifiers") or {})
+    parts = {key: cfg.get(key) for key in ("verifiers", "judges", "span_detector")}
+    return "models:/" in json.dumps(parts)
 
 
 @pytest.fixture(scope="module")

@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from hydra import compose, initialize_config_dir
+from tests.conftest import run_experiment
 
 from runner.config import register_configs
 from runner.errors import DataError
 from runner.evaluation.splits import GroupLeakError
-from runner.pipeline import run
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "rag_file" / "rag_example.jsonl"
@@ -23,21 +22,8 @@ pytestmark = pytest.mark.slow
 
 
 def report(artifacts: Path, *overrides: str):
-    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
-        cfg = compose(
-            "config",
-            overrides=[
-                "experiment=operating_report",
-                "tracking=off",
-                "progress=false",
-                "bootstrap=fast",
-                "study.params.timing_rows=20",
-                "study.params.timing_repeats=1",
-                f"paths.artifacts_dir={artifacts}",
-                *overrides,
-            ],
-        )
-    return run(cfg)
+    quick = ("tracking=off", "study.params.timing_rows=20", "study.params.timing_repeats=1")
+    return run_experiment(artifacts, "operating_report", *quick, *overrides)
 
 
 def test_the_report_covers_every_gate_scope_source_and_budget(tmp_path):

@@ -14,14 +14,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hydra import compose, initialize_config_dir
+from tests.conftest import run_experiment
 from tests.routing.detector import ragtruth_file, save_tiny_detector
 
 from runner.config import register_configs
 from runner.errors import ConfigError
 from runner.evaluation.metrics import average_precision
 from runner.evaluation.operating import accepted_risk, review_precision
-from runner.pipeline import run
 from runner.routing.thresholds import budget_thresholds, decide
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,21 +30,8 @@ pytestmark = pytest.mark.slow
 
 
 def report(artifacts: Path, *overrides: str):
-    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
-        cfg = compose(
-            "config",
-            overrides=[
-                "experiment=operating_report",
-                "tracking=off",
-                "progress=false",
-                "bootstrap=fast",
-                "study.params.timing_rows=20",
-                "study.params.timing_repeats=1",
-                f"paths.artifacts_dir={artifacts}",
-                *overrides,
-            ],
-        )
-    return run(cfg)
+    quick = ("tracking=off", "study.params.timing_rows=20", "study.params.timing_repeats=1")
+    return run_experiment(artifacts, "operating_report", *quick, *overrides)
 
 
 def detector_overrides(folder: Path) -> list[str]:
