@@ -11,7 +11,10 @@ the verifier users load. The default model (``--reference``, e.g. the registered
     python scripts/detector_learning_curve.py --sizes 250 500 1000 2000 \
         --reference models:/ragtruth_detector@champion --out artifacts/detector_curve
 
-Writes ``curve.json`` and ``curve.png`` into ``--out``.
+Writes ``curve.json`` and ``curve.png`` into ``--out``. The same rows' AUROC / AP of the
+answer's length in words is drawn beside the curve: a max over more answer tokens is larger,
+so a detector that has learned little ranks by length, and the curve only says something
+where it rises above that line.
 """
 
 from __future__ import annotations
@@ -61,27 +64,42 @@ def score(model: str, rows) -> dict:
     }
 
 
-def figure(points: list[dict], path: Path) -> None:
-    """AUROC and AP against training examples (log axis)."""
+def length_baseline(rows) -> dict:
+    """AUROC / AP of the answer's length in words on `rows` (no model)."""
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    words = rows["answer"].str.split().str.len().to_numpy(float)
+    y = rows["label"].to_numpy(int)
+    return {"auroc": float(roc_auc_score(y, words)), "ap": float(average_precision_score(y, words))}
+
+
+def figure(points: list[dict], baseline: dict, path: Path) -> None:
+    """AUROC and AP against training examples (log axis), the length baseline dashed."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
 
     fig, ax = plt.subplots(figsize=(6, 4))
     xs = [p["examples"] for p in points]
-    for metric, marker in (("auroc", "o"), ("ap", "s")):
-        ax.plot(xs, [p[metric] for p in points], marker=marker, label=metric.upper())
+    for (metric, marker), color in zip((("auroc", "o"), ("ap", "s")), ("C0", "C1"), strict=True):
+        ax.plot(xs, [p[metric] for p in points], marker=marker, color=color,
+                label=metric.upper())  # fmt: skip
+        ax.axhline(baseline[metric], color=color, linestyle="--", linewidth=1,
+                   label=f"{metric.upper()} of answer length alone")  # fmt: skip
     for p in points:
         if p.get("reference"):
             ax.annotate("default model", (p["examples"], p["auroc"]), textcoords="offset points",
                         xytext=(-40, 8), fontsize=8)  # fmt: skip
     ax.set_xscale("log")
+    ax.set_xticks(xs, [f"{x:,}" for x in xs])
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("training examples (RAGTruth train)")
     ax.set_ylabel("held-out score (RAGTruth test sample)")
     ax.set_title("Detector learning curve (MiniLM-L6, LettuceDetect recipe)")
     ax.grid(alpha=0.3)
-    ax.legend()
+    ax.legend(fontsize=7, loc="lower left")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -104,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = timing_sample(load_ragtruth(split="test").frame, args.eval_rows, args.seed)
     rows = rows.reset_index(drop=True)
     points: list[dict] = []
+    baseline = length_baseline(rows)
 
     def write() -> None:  # after every point, so a stopped run keeps what it measured
         ordered = sorted(points, key=lambda p: p["examples"])
@@ -112,10 +131,11 @@ def main(argv: list[str] | None = None) -> int:
             "eval_tasks": rows["task"].value_counts().to_dict(),
             "eval_positives": int(np.sum(rows["label"])),
             "seed": args.seed,
+            "answer_length_baseline": baseline,
             "points": ordered,
         }
         (args.out / "curve.json").write_text(json.dumps(record, indent=2) + "\n")
-        figure(ordered, args.out / "curve.png")
+        figure(ordered, baseline, args.out / "curve.png")
 
     if args.reference:
         from runner.verifiers.detector_training import read_detector_card
