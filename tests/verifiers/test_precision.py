@@ -11,7 +11,7 @@ import torch
 
 from runner.errors import ConfigError
 from runner.verifiers import DebertaNLIVerifier
-from runner.verifiers.loading import INT8_RANGE_ENV
+from runner.verifiers.int8_setting import INT8_RANGE_ENV
 from runner.verifiers.quantization import quantize_int8
 
 ROOT = Path(__file__).resolve().parents[2]

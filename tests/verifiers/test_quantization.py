@@ -18,7 +18,7 @@ from transformers import (
 
 from runner.errors import ConfigError
 from runner.verifiers import DebertaNLIVerifier
-from runner.verifiers.loading import INT8_RANGE_ENV
+from runner.verifiers.int8_setting import INT8_RANGE_ENV
 from runner.verifiers.quantization import (
     BFloat16Linear,
     cpu_has_vnni,

@@ -22,6 +22,7 @@ from typing import Any
 from runner.env import hub_offline
 from runner.errors import ConfigError, RunnerError
 from runner.verifiers.architecture import build_config, build_random_model, load_architecture
+from runner.verifiers.int8_setting import int8_range_setting
 from runner.verifiers.tokenizer_training import cached_tokenizer
 
 WEIGHTS = ("pretrained", "random")
@@ -354,26 +355,6 @@ def load_random(
     return LoadedModel(
         model, tok, f"random:{arch['name']}", None, count_parameters(model), {**info, "seed": seed}
     )
-
-
-INT8_RANGE_ENV = "RUNNER_INT8_RANGE"
-"""Environment override of the activation range: ``auto`` (default), ``full`` or ``reduced``."""
-
-INT8_RANGES = ("auto", "full", "reduced")
-
-
-def int8_range_setting(setting: str | None = None) -> str:
-    """`setting`, or the ``RUNNER_INT8_RANGE`` environment variable (default ``auto``), checked.
-
-    Cheap (no torch work), so a verifier checks it when it is built, before any data load.
-    """
-    source = "int8 range"
-    if setting is None:
-        setting = os.environ.get(INT8_RANGE_ENV, "") or "auto"
-        source = INT8_RANGE_ENV
-    if setting not in INT8_RANGES:
-        raise ConfigError(f"{source} {setting!r} not in {INT8_RANGES}")
-    return setting
 
 
 def check_precision(device: str, dtype: str, quantize: str | None) -> None:

@@ -32,7 +32,7 @@ import torch
 from torch import nn
 
 from runner.errors import ConfigError
-from runner.verifiers.loading import INT8_RANGE_ENV, int8_range_setting
+from runner.verifiers.int8_setting import INT8_RANGE_ENV, int8_range_setting
 
 HEAD = re.compile(r"^(pooler|classifier|head|score|qa_outputs|lm_head)(\.|$)")
 """Module names of task heads (kept in float32 by both recipes)."""
