@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.resources
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 from tests.conftest import real_data_dir
@@ -100,7 +101,7 @@ def register_tiny_detector(artifacts: Path, name: str = "ragtruth_detector") -> 
         artifacts={ARTIFACT: str(folder)},
         signature=signature(),
     )
-    result = type("Result", (), {"model": spec})()
+    result = SimpleNamespace(model=spec)  # what log_result_model reads of a StudyResult
     before = mlflow.get_tracking_uri()
     try:
         mlflow.set_tracking_uri(uri)
