@@ -21,7 +21,7 @@ STUDIES := rq1_cheap_signals rq2_grouped_cv rq3_operating_points rq4_verifier_co
            rq5_source_shift rq5_source_shift_row_cv hri_example hri_calibration \
            hri_predicted claims_verification
 
-.PHONY: setup test test-fast reproduce tables ui services services-stop services-status bench train-detector detector-eval detector-curve detector-studies \
+.PHONY: setup test test-fast reproduce tables ui services services-stop services-status bench traffic train-detector detector-eval detector-curve detector-studies \
         lint format clean $(STUDIES)
 
 setup:  ## create .venv and install the project with its pins
@@ -73,6 +73,12 @@ bench:  ## cost benchmarks: ratios against a baseline measured in the same proce
 		--out artifacts/bench/verifiers_hhem_lettucedetect.json   # ~15 min on 2 cores
 	$(PY) scripts/bench_judges.py --claims 24 --chunk 8 \
 		--out artifacts/bench/judges.json   # both SmolLM2 setups: the path as filed, today's settings alone, the study's path (~11 min)
+	$(PY) scripts/bench_route_stream.py --sizes 100000 1000000 --engines inmemory local ray1 ray2 \
+		--out artifacts/bench/route_stream.json   # route at scale: rows/s, peak RSS (~1.5 h on 2 cores)
+
+ROWS ?= 1000000
+traffic:  ## generated traffic for route (RAGTruth test resampled): make traffic ROWS=1000000
+	$(PY) scripts/make_traffic.py --rows $(ROWS) --out artifacts/traffic/$(ROWS)
 
 lint:  ## ruff check + format check + the import contracts of docs/architecture.md
 	$(PY) -m ruff check src tests scripts

@@ -198,11 +198,21 @@ def build_parts(cfg: DictConfig, group: str) -> dict[str, Any]:
     return {name: _build(f"{group}.{name}", node) for name, node in _items(cfg, group)}
 
 
-def load_data(cfg: DictConfig) -> Any:
-    """Load the configured dataset (None when the study needs none)."""
+STREAMING_LOADERS = {"runner.data.rag_file.load_rag_file": "runner.data.rag_stream.open_stream"}
+"""Loaders with a streaming counterpart (same arguments), for studies that read in batches."""
+
+
+def load_data(cfg: DictConfig, stream: bool = False) -> Any:
+    """Load the configured dataset (None when the study needs none).
+
+    With `stream`, a loader that has a streaming counterpart (`STREAMING_LOADERS`) opens
+    the data as batches instead of reading every row.
+    """
     if cfg.get("dataset") is None:
         return None
-    kwargs = {}
+    kwargs: dict[str, Any] = {}
+    if stream and cfg.dataset.get("_target_") in STREAMING_LOADERS:
+        kwargs["_target_"] = STREAMING_LOADERS[cfg.dataset._target_]
     if "tracking_uri" in cfg.dataset and not cfg.dataset.tracking_uri:
         # a loader that reads the tracking store (MLflow traces) reads the run's own store
         from runner.tracking import resolve_uri
@@ -254,7 +264,7 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
         tracked = tracking.start_run(cfg, folder.run_dir, overrides)
         info.mlflow_run_id = tracked.run_id if tracked else None
         started = time.perf_counter()
-        data = load_data(cfg)
+        data = load_data(cfg, stream=study.streams)
         if tracked:
             tracked.log_input(data)
         result = study.run(inputs.with_data(data), params)

@@ -371,7 +371,13 @@ NOT_UTF8_FIELD = "<bytes>"
 """Field named by a line that is not valid UTF-8 (the problem is below the record)."""
 
 
-def text_lines(path: str | Path, issues: IssueLog | None = None) -> Iterator[tuple[int, str]]:
+def text_lines(
+    path: str | Path,
+    issues: IssueLog | None = None,
+    start: int = 0,
+    first_line: int = 1,
+    max_lines: int | None = None,
+) -> Iterator[tuple[int, str]]:
     """Yield ``(1-based line, text)`` of a UTF-8 text file, each line decoded on its own.
 
     Why one helper: every text loader (JSONL, CSV, YAML) reads through it, so a stray
@@ -385,6 +391,11 @@ def text_lines(path: str | Path, issues: IssueLog | None = None) -> Iterator[tup
     issues : IssueLog, optional
         Where an undecodable line goes (raises unless skipping; a skipped line is not
         yielded). None: raise at once.
+    start, first_line : int
+        Byte offset to start reading at, and the number of the line that starts there (a
+        streaming reader resumes mid-file, `runner.data.rag_stream`).
+    max_lines : int, optional
+        Stop after this many lines (all lines to the end when None).
 
     Raises
     ------
@@ -393,9 +404,12 @@ def text_lines(path: str | Path, issues: IssueLog | None = None) -> Iterator[tup
         in the line (0-based byte offsets, as ``xxd`` / ``dd skip=`` count).
     """
     issues = issues if issues is not None else IssueLog(skip_invalid=False)
-    offset = 0
+    offset = start
     with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
+        handle.seek(start)
+        for number, raw in enumerate(handle, start=first_line):
+            if max_lines is not None and number >= first_line + max_lines:
+                break
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -420,8 +434,15 @@ def read_text(path: str | Path) -> str:
     return "".join(text for _, text in text_lines(path))
 
 
-def read_jsonl(path: Path, issues: IssueLog) -> tuple[list[tuple[int, dict]], int]:
-    """Parse a JSONL file into ``(1-based line, record)`` pairs.
+def read_jsonl(
+    path: Path,
+    issues: IssueLog,
+    start: int = 0,
+    first_line: int = 1,
+    max_lines: int | None = None,
+) -> tuple[list[tuple[int, dict]], int]:
+    """Parse a JSONL file (or ``max_lines`` lines of it from byte `start`, see `text_lines`)
+    into ``(1-based line, record)`` pairs.
 
     A UTF-8 BOM before the first line is dropped (as for CSV). Whitespace-only lines hold
     no record and are counted, not parsed. A line that is not
@@ -435,7 +456,7 @@ def read_jsonl(path: Path, issues: IssueLog) -> tuple[list[tuple[int, dict]], in
     """
     records: list[tuple[int, dict]] = []
     blank = 0
-    for number, line in text_lines(path, issues):
+    for number, line in text_lines(path, issues, start, first_line, max_lines):
         if number == 1:
             line = line.removeprefix("\ufeff")  # a BOM, as spreadsheet tools write it
         if not line.strip():

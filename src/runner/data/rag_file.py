@@ -157,6 +157,11 @@ def load_rag_file(
     columns = dict(columns or {})
     check_settings(columns, extra_columns, limit)
     file = Path(path).expanduser()
+    if file.is_dir():
+        raise ConfigError(
+            f"dataset.path={path!r} is a folder: a folder of Parquet shards streams through "
+            "experiment=route; other experiments read one .jsonl, .csv or .parquet file"
+        )
     if file.suffix.lower() not in SUFFIXES:
         raise ConfigError(f"dataset.path={path!r}: extension must be one of {', '.join(SUFFIXES)}")
     if not file.is_file():
@@ -165,39 +170,17 @@ def load_rag_file(
     records, rows = read_records(file, issues)
     if not records and not issues.issues:
         raise DataError("no rows: the file is empty or holds only a header", file=str(file))
-    present = _map_header(records, columns, extra_columns, str(file))
-    out, kept_rows, ids = [], [], {}
+    present = map_header(records, columns, extra_columns, str(file))
     labelled = "label" in present
-    for row, rec in zip(rows, records, strict=True):
-        if limit is not None and len(out) >= int(limit):
-            break
-        mapped = _row(rec, present, columns, name, str(file), row, issues)
-        if mapped is None:
-            continue
-        if mapped["example_id"] in ids:
-            first = ids[mapped["example_id"]]
-            reason = (
-                f"duplicate id {mapped['example_id']!r} (first at row {first})"
-                if "id" in present
-                else f"same question, context and answer as row {first} (ids are generated "
-                "from the content; add an id column to keep both)"
-            )
-            issues.add(str(file), row, columns.get("id", "id"), reason, mapped["example_id"])
-            continue
-        ids[mapped["example_id"]] = row
-        out.append(mapped)
-        kept_rows.append(row)
+    out, kept_rows = map_records(
+        records, rows, present, columns, name, str(file), issues, limit=limit
+    )
     if not out:
         skipped = f" ({len(issues.issues)} problems skipped)" if issues.issues else ""
         raise DataError(f"no valid rows to load{skipped}", file=str(file))
-    frame = pd.DataFrame(out)
-    frame["label"] = (
-        frame["label"].astype("int64")
-        if labelled
-        else pd.array([pd.NA] * len(frame), dtype="Int64")
-    )
+    frame = canonical_frame(out, labelled)
     info_rows = kept_rows
-    skipped = _with_ids(issues.skipped(), dict(zip(rows, records, strict=True)), columns)
+    skipped = with_ids(issues.skipped(), dict(zip(rows, records, strict=True)), columns)
     params = {
         "columns": dict(sorted(columns.items())),
         "extra_columns": extra_columns,
@@ -233,7 +216,60 @@ def load_rag_file(
     )
 
 
-def _with_ids(skipped: list[dict], by_row: dict[int, dict], columns: dict[str, str]) -> list[dict]:
+def map_records(
+    records: list[dict],
+    rows: list[int],
+    present: set[str],
+    columns: dict[str, str],
+    name: str,
+    file: str,
+    issues: IssueLog,
+    limit: int | None = None,
+) -> tuple[list[dict], list[int]]:
+    """Canonical rows of `records` and their row numbers; problems go to `issues`.
+
+    A repeated id is a problem of the later row (the first stays). `limit` stops after
+    that many valid rows; later records are not read.
+    """
+    out, kept_rows, ids = [], [], {}
+    for row, rec in zip(rows, records, strict=True):
+        if limit is not None and len(out) >= int(limit):
+            break
+        mapped = _row(rec, present, columns, name, file, row, issues)
+        if mapped is None:
+            continue
+        if mapped["example_id"] in ids:
+            reason = duplicate_reason(mapped["example_id"], ids[mapped["example_id"]], present)
+            issues.add(file, row, columns.get("id", "id"), reason, mapped["example_id"])
+            continue
+        ids[mapped["example_id"]] = row
+        out.append(mapped)
+        kept_rows.append(row)
+    return out, kept_rows
+
+
+def duplicate_reason(ident: str, first: int | str, present: set[str]) -> str:
+    """Why a row whose id was already seen (at row `first`) is not routed twice."""
+    if "id" in present:
+        return f"duplicate id {ident!r} (first at row {first})"
+    return (
+        f"same question, context and answer as row {first} (ids are generated "
+        "from the content; add an id column to keep both)"
+    )
+
+
+def canonical_frame(rows: list[dict], labelled: bool) -> pd.DataFrame:
+    """The canonical frame of mapped rows: ``label`` int64 when labelled, else all-missing."""
+    frame = pd.DataFrame(rows)
+    frame["label"] = (
+        frame["label"].astype("int64")
+        if labelled
+        else pd.array([pd.NA] * len(frame), dtype="Int64")
+    )
+    return frame
+
+
+def with_ids(skipped: list[dict], by_row: dict[int, dict], columns: dict[str, str]) -> list[dict]:
     """Each skipped problem with the row's id as written (None when it has none readable),
     so a skipped row can be found in the file and in the run's ``skipped.parquet``."""
     out = []
@@ -319,7 +355,7 @@ def csv_record_lines(text: str, records: int) -> list[int] | None:
     return data if len(data) == records else None
 
 
-def _map_header(
+def map_header(
     records: list[dict], columns: dict[str, str], extra_columns: str, file: str
 ) -> set[str]:
     """Which fields the file holds; unknown columns and missing required fields fail here."""

@@ -149,6 +149,8 @@ def write_files_and_documents(
         path.parent.mkdir(parents=True, exist_ok=True)
         if isinstance(obj, pd.DataFrame):
             write_parquet(obj, path)
+        elif callable(getattr(obj, "write_to", None)):  # a file too big to hold (route)
+            obj.write_to(path)
         elif isinstance(obj, bytes):
             path.write_bytes(obj)
         else:

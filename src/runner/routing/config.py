@@ -17,6 +17,7 @@ from runner.errors import ConfigError
 
 ACCEPT_RULES = ("budget", "risk_controlled")
 UNSEEN_SOURCE_POLICIES = ("warn", "error", "review")
+ENGINES = ("local", "ray")
 
 
 @dataclass
@@ -36,6 +37,11 @@ class RoutingConf:
     on_unseen_source: str = "warn"
     verifier: Optional[str] = None
     verifier_threshold: Optional[float] = None
+    batch_rows: int = 10_000
+    engine: str = "local"
+    ray_address: Optional[str] = None
+    ray_workers: int = 1
+    work_dir: Optional[str] = None
 
 
 SCHEMAS: list[tuple[str, str, str]] = [
@@ -71,6 +77,12 @@ def check_routing(routing: RoutingConf) -> None:
         fraction(routing.max_accepted_risk, "max_accepted_risk")
         if not 0.0 < routing.delta < 1.0:
             raise ConfigError(f"routing.delta={routing.delta!r}: a probability in (0, 1)")
+    for key in ("batch_rows", "ray_workers"):
+        value = getattr(routing, key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(f"routing.{key}={value!r}: a positive whole number")
+    if routing.engine not in ENGINES:
+        raise ConfigError(f"routing.engine={routing.engine!r}: one of {ENGINES}")
     if routing.on_unseen_source not in UNSEEN_SOURCE_POLICIES:
         raise ConfigError(
             f"routing.on_unseen_source={routing.on_unseen_source!r}: one of "

@@ -15,6 +15,8 @@ what the registry needs to know about it:
     ):
         def run(self, inputs, params): ...      # -> StudyResult
 
+A study that reads its rows in batches (``streams=True``, `runner.studies.route`) gets a
+stream (`runner.data.rag_stream`) for a data set that can stream, else the loaded frame,
 and optionally `check` (settings that can fail before any data is read), `figures` (drawn
 from long-format cells alone, so `make tables` can redraw them) and `documents` (files
 drawn after the figures exist, e.g. ``report.md``). Defining the class registers it.
@@ -111,6 +113,7 @@ class Study(ABC):
     paper: ClassVar[str | None] = None
     paper_datasets: ClassVar[tuple[str, ...] | None] = None  # None: every dataset compares
     titles: ClassVar[dict[str, str]] = {}
+    streams: ClassVar[bool] = False  # True: `inputs.data` may be a stream read in batches
 
     registry: ClassVar[dict[str, type[Study]]] = {}
 
@@ -122,10 +125,12 @@ class Study(ABC):
         titles: dict[str, str],
         paper: str | None = None,
         paper_datasets: tuple[str, ...] | None = None,
+        streams: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init_subclass__(**kwargs)
         cls.name, cls.Params, cls.titles = name, params, titles
+        cls.streams = streams
         cls.paper, cls.paper_datasets = paper, paper_datasets
         known = Study.registry.get(name)
         if known is not None and _path(known) != _path(cls):  # a reloaded module is no clash

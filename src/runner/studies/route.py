@@ -1,5 +1,9 @@
 """Route unlabelled traffic through a registered gate: accept, verify or review each answer.
 
+The input is read and routed in batches of ``routing.batch_rows`` (`runner.routing.stream`):
+memory follows the batch, not the file; finished batches are kept in a work folder, so a
+killed run continues where it stopped when run again; ``routing.engine=ray`` routes the
+same batches on a Ray cluster (`runner.routing.engines`), with the same decisions.
 Writes ``decisions.parquet`` (``id, risk, decision, audit`` plus ``source``,
 ``unseen_source`` and the model version) and a summary (counts per decision, ms/example).
 Every input row is accounted for: rows the loader skipped (``dataset.skip_invalid=true``)
@@ -20,22 +24,28 @@ promise (and, with a verifier, after it).
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from runner.data.rag_stream import FrameStream
 from runner.errors import ConfigError
 from runner.results import StudyResult
 from runner.routing import cascade as cs
+from runner.routing import engines
 from runner.routing import route as rt
+from runner.routing import stream as st
 from runner.routing.config import RoutingConf, check_routing, routing_or_defaults
-from runner.routing.model import INPUT_FIELDS
 from runner.routing.registry import load_routed_model, parse_model_uri
 from runner.routing.trace_feedback import TraceFeedback
+from runner.routing.work_folder import WorkFolder
 from runner.studies.contract import Inputs, Study
+
+STREAM_FORMAT = 1
+"""Bump when a shard's content changes, so work folders of older runs are not reused."""
 
 TITLES = {
     "rows": "Input rows",
@@ -52,11 +62,12 @@ class Params:
     verifier_timing_rows: int = 32
 
 
-class Route(Study, name="route", params=Params, titles=TITLES):
+class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
     """Route traffic through a registered gate: accept, verify or review each answer."""
 
     def check(self, inputs: Inputs, params: Params) -> None:
-        """A model URI, a valid policy, and the verifier configured when one is named."""
+        """A model URI, a valid policy, the verifier configured when one is named, and with
+        ``routing.engine=ray`` a cluster that answers (before any row is read)."""
         routing = routing_or_defaults(inputs.routing)
         check_routing(routing)
         if not routing.model_uri:
@@ -67,67 +78,101 @@ class Route(Study, name="route", params=Params, titles=TITLES):
                 routing.verifier, inputs.verifiers, "routing.verifier"
             )
             cs.verifier_threshold(verifier, routing.verifier_threshold, routing.verifier)
+        if routing.engine == "ray":
+            engines.connect(routing.ray_address)
 
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
-        """Load the model, route every row, mark the audit sample, summarise."""
+        """Load the model, route every batch, mark the audit sample, summarise."""
         routing, data = routing_or_defaults(inputs.routing), inputs.data
-        model = load_routed_model(inputs.require("tracking").uri, routing.model_uri)
-        frame = data.frame.reset_index(drop=True)
+        streamed = hasattr(data, "plan")
+        stream = data if streamed else FrameStream(data)
+        loader_skipped = [] if streamed else list(data.info.get("skipped") or [])
+        tracking_uri = inputs.require("tracking").uri
+        model = load_routed_model(tracking_uri, routing.model_uri)
         training_sources = list(model.metadata.get("training_sources") or [])
-        unseen = rt.unseen_sources(frame["source"], training_sources)
         where = data.files[0] if data.files else data.info.get("location")
-        rt.handle_unseen(unseen, routing.on_unseen_source, training_sources, where)
-
-        start = time.perf_counter()
-        routed = model.pyfunc.predict(frame[list(INPUT_FIELDS)])
-        gate_ms = (time.perf_counter() - start) * 1000.0 / len(frame)
-        decision = routed["decision"].to_numpy(dtype=object)
-        is_unseen = ~frame["source"].astype(str).isin(set(training_sources)).to_numpy()
-        reason = (
-            routed["reason"].to_numpy(dtype=object).astype(str)
-            if "reason" in routed
-            else np.full(len(frame), "", dtype=object)
-        ).astype(object)
-        if routing.on_unseen_source == "review":
-            decision[is_unseen] = "review"
-            reason[is_unseen & (reason == "")] = "unseen source"
-        audit = rt.audit_sample(decision, routing.audit_fraction, inputs.seed)
-        decisions = pd.DataFrame(
-            {
-                "id": frame["example_id"].to_numpy(),
-                "risk": routed["risk"].to_numpy(np.float64),
-                "decision": decision.astype(str),
-                "audit": audit,
-                "source": frame["source"].to_numpy(),
-                "unseen_source": is_unseen,
-                "model": f"{model.name}/{model.version}",
-                "reason": reason.astype(str),
-            }
+        specs = stream.plan(routing.batch_rows)
+        verifier, threshold = None, None
+        if routing.verifier:
+            verifier = inputs.verifiers[routing.verifier]
+            threshold = cs.verifier_threshold(
+                verifier, routing.verifier_threshold, routing.verifier
+            )
+        router_args = {
+            "stream": stream,
+            "specs": specs,
+            "tracking_uri": tracking_uri,
+            "model_uri": f"models:/{model.name}/{model.version}",
+            "on_unseen_source": routing.on_unseen_source,
+            "verifier": verifier,
+            "verifier_name": routing.verifier,
+            "threshold": threshold,
+        }
+        if routing.on_unseen_source == "error":
+            unseen = _unseen_before_routing(stream, specs, training_sources, inputs.progress)
+            rt.handle_unseen(unseen, "error", training_sources, where)
+        work = WorkFolder(
+            _work_root(routing, inputs), _key(stream, model, routing, verifier), len(specs)
         )
+        driver = st.StreamDriver(
+            work,
+            specs,
+            limit=stream.limit,
+            skip_invalid=stream.skip_invalid,
+            id_field=getattr(stream, "columns", {}).get("id", "id"),
+            ids_from_file=stream.ids == "from the file",
+        )
+        pending = driver.resume()
+        results = (
+            engines.route_on_ray(router_args, pending, routing.ray_workers)
+            if routing.engine == "ray"
+            else engines.route_local(router_args, pending)
+        )
+        with _progress(inputs.progress, len(pending)) as bar:
+            st.drive(driver, results, bar)
+        totals = st.count(work, cascade=bool(routing.verifier))
+        rt.handle_unseen(totals.unseen, routing.on_unseen_source, training_sources, where)
+        audit = st.audit_mask(totals, routing.audit_fraction, inputs.seed)
+        decisions = st.DecisionsFile(work, totals.batches, audit)
+        names = totals.names(totals.decision)
+        n = totals.rows
+
         result = StudyResult(titles=dict(TITLES))
-        skipped = rt.skipped_rows(data.info.get("skipped") or [])
-        counts = rt.row_counts(data.info.get("rows_read"), len(decisions), len(skipped))
+        skipped = rt.skipped_rows(loader_skipped + totals.skipped)
+        read = None if streamed else data.info.get("rows_read")
+        counts = rt.row_counts(read, n, len(skipped))
         result.titles["rows"] = f"Input rows: {rt.accounting(counts)}"
         for key, value in counts.items():
             result.add("rows", "input", key, value)
         for band in ("accept", "verify", "review"):
-            count = int((decisions["decision"] == band).sum())
+            count = int((names == band).sum())
             result.add("decisions", band, "rows", count)
-            result.add("decisions", band, "share", count / len(decisions))
+            result.add("decisions", band, "share", count / n)
         result.add("decisions", "audit", "rows", int(audit.sum()))
-        result.add("decisions", "unseen source", "rows", int(is_unseen.sum()))
-        runtime = {"gate_ms_per_example": gate_ms, "rows": len(frame)}
+        result.add("decisions", "unseen source", "rows", int(sum(totals.unseen.values())))
+        gate_ms = totals.gate_seconds * 1000.0 / n
+        runtime: dict[str, Any] = {"gate_ms_per_example": gate_ms, "rows": n}
+        runtime["stream"] = {
+            "engine": routing.engine,
+            "batch_rows": routing.batch_rows,
+            "batches": len(specs),
+            "batches_routed_by_this_run": len(pending),
+            "batches_resumed": len(specs) - len(pending),
+            "work_dir": str(work.dir),
+        }
+        final = None
         cascade = None
         if routing.verifier:
-            cascade = _cascade(routing, inputs.verifiers, frame, decisions, gate_ms, result)
+            final = totals.names(totals.final)
+            cascade = _cascade(routing.verifier, threshold, routing, names, final, totals, gate_ms)
+            _final_table(result, names, final, cascade["rows_sent_to_verifier"])
             runtime["cascade"] = cascade
-        if data.info.get("labelled"):
-            labels = frame["label"].to_numpy(dtype=np.int64)
+        if stream.labelled:
+            labels = totals.labels
             promise = model.metadata.get("oof_realised") or {}
-            for key, value in rt.realised(labels, decisions["decision"].to_numpy()).items():
+            for key, value in rt.realised(labels, names).items():
                 result.add("realised", key, "this file", value)
-            if cascade is not None:
-                final = decisions["final_decision"].to_numpy()
+            if final is not None:
                 for key, value in rt.realised(labels, final).items():
                     result.add("realised", key, "after verifier", value)
             result.add(
@@ -146,29 +191,28 @@ class Route(Study, name="route", params=Params, titles=TITLES):
                 "training_run_id": model.run_id,
             },
             "rows": {**counts, "accounting": rt.accounting(counts)},
-            "ids": data.info.get("ids", "from the file"),
-            "counts": decisions["decision"].value_counts().sort_index().to_dict(),
+            "ids": stream.ids,
+            "counts": _counts(names),
             "audit_rows": int(audit.sum()),
-            "unseen_sources": unseen,
+            "unseen_sources": totals.unseen,
             "on_unseen_source": routing.on_unseen_source,
             "training_sources": training_sources,
             "thresholds": model.metadata.get("thresholds"),
         }
+        if streamed:
+            data.info.update(_stream_info(totals, counts, skipped, stream.labelled))
         if data.info.get("origin") == "mlflow":
             result.trace_feedback = TraceFeedback(
                 tracking_uri=data.info["tracking_uri"],
                 experiment_id=data.info["experiment_id"],
-                decisions=decisions,
+                decisions=decisions.frame(),
                 model_uri=model.uri,
                 model_name=model.name,
                 model_version=model.version,
                 thresholds=dict(model.metadata.get("thresholds") or {}),
             )
         if cascade is not None:
-            result.extra["summary.json"]["cascade"] = {
-                **cascade,
-                "final_counts": decisions["final_decision"].value_counts().sort_index().to_dict(),
-            }
+            result.extra["summary.json"]["cascade"] = {**cascade, "final_counts": _counts(final)}
         result.tags.update(
             {
                 "model_name": model.name,
@@ -180,48 +224,126 @@ class Route(Study, name="route", params=Params, titles=TITLES):
         return result
 
 
-def _cascade(
-    routing: RoutingConf,
-    verifiers: dict[str, Any],
-    frame: pd.DataFrame,
-    decisions: pd.DataFrame,
-    gate_ms: float,
-    result: StudyResult,
-) -> dict[str, Any]:
-    """Send the verify band to the verifier, add its risk and the final decision, count it.
+def _counts(names: np.ndarray) -> dict[str, int]:
+    """Rows per decision, sorted by name, present decisions only (as ``value_counts``)."""
+    values, counts = np.unique(names.astype(str), return_counts=True)
+    return {str(v): int(c) for v, c in zip(values, counts, strict=True)}
 
-    Adds ``<name>_risk`` (empty outside the band) and ``final_decision`` to `decisions`,
-    the ``final`` table to `result`; returns the cascade's record (runtime, summary).
-    """
-    name = routing.verifier
-    verifier = verifiers[name]
-    threshold = cs.verifier_threshold(verifier, routing.verifier_threshold, name)
-    band = decisions["decision"].to_numpy() == "verify"
-    scored = cs.score_band(verifier, frame, band)
-    risk = pd.array(scored.risk, dtype="Float64")
-    risk[~band] = pd.NA
-    decisions[f"{name}_risk"] = risk
-    final = cs.final_decisions(decisions["decision"].to_numpy(), scored.risk, threshold)
-    decisions["final_decision"] = final.astype(str)
-    n = len(decisions)
-    result.add("final", "sent to verifier", "rows", scored.rows_sent)
-    result.add("final", "sent to verifier", "share", scored.rows_sent / n)
-    for outcome in ("accept", "review"):
-        for source, mask in (("verified", band), ("total", np.ones(n, dtype=bool))):
-            count = int(((final == outcome) & mask).sum())
-            result.add("final", f"{outcome} ({source})", "rows", count)
-            result.add("final", f"{outcome} ({source})", "share", count / n)
+
+def _work_root(routing: RoutingConf, inputs: Inputs) -> Path:
+    if routing.work_dir:
+        return Path(routing.work_dir).expanduser()
+    if not inputs.cache_dir:
+        raise ConfigError("route keeps finished batches in paths.cache_dir or routing.work_dir")
+    return Path(inputs.cache_dir) / "route"
+
+
+def _key(stream: Any, model: Any, routing: RoutingConf, verifier: Any) -> dict[str, Any]:
+    """What decides a shard's content: input, reading settings, model, routing, verifier."""
+    verifier_params = None
+    if verifier is not None:
+        get = getattr(verifier, "get_params", None)
+        verifier_params = json.loads(json.dumps(get() if callable(get) else {}, default=str))
+    kept = asdict(routing)
+    for key in ("engine", "ray_address", "ray_workers", "work_dir", "audit_fraction"):
+        kept.pop(key)  # how and where batches run, and the audit draw: not a shard's content
+    return {
+        "format": STREAM_FORMAT,
+        "input": stream.fingerprint,
+        "limit": stream.limit,
+        "model": f"models:/{model.name}/{model.version}",
+        "routing": kept,
+        "verifier": {"class": type(verifier).__qualname__, "params": verifier_params}
+        if verifier is not None
+        else None,
+    }
+
+
+def _unseen_before_routing(
+    stream: Any, specs: list[Any], training_sources: list[str], progress: bool
+) -> dict[str, int]:
+    """``on_unseen_source=error`` stops before any row is routed: read the sources first."""
+    from collections import Counter
+
+    seen: Counter[str] = Counter()
+    known = set(training_sources)
+    for spec in specs:
+        sources = stream.read(spec).frame["source"].astype(str)
+        seen.update(s for s in sources.tolist() if s not in known)
+    return dict(sorted(seen.items()))
+
+
+def _stream_info(totals: Any, counts: dict[str, int], skipped: Any, labelled: bool) -> dict:
+    info = {
+        "rows": totals.rows,
+        "counts_per_source": totals.per_source,
+        "counts_per_task": totals.per_task,
+        "skipped": skipped.to_dict("records"),
+        "skipped_rows": counts["skipped"],
+        "rows_read": counts["read"],
+        "groups": "not counted when streamed",
+    }
+    if labelled:
+        info["positives"] = int(totals.labels.sum())
+    return info
+
+
+class _progress:
+    """A tqdm bar over batches when progress is on; a no-op otherwise."""
+
+    def __init__(self, on: bool, total: int) -> None:
+        self.bar = None
+        if on and total:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=total, desc="route batches", unit="batch")
+
+    def __enter__(self) -> Any:
+        return self.bar
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _cascade(
+    name: str,
+    threshold: float,
+    routing: RoutingConf,
+    names: np.ndarray,
+    final: np.ndarray,
+    totals: Any,
+    gate_ms: float,
+) -> dict[str, Any]:
+    """The cascade's record (runtime, summary): rows sent and what the verifier cost."""
+    cost = totals.verifier or {"rows_sent": 0, "seconds": 0.0, "load_seconds": 0.0}
+    rows_sent = int(cost["rows_sent"])
+    ms_per_row = cost["seconds"] * 1000.0 / rows_sent if rows_sent else 0.0
+    n = names.size
     return {
         "verifier": name,
         "threshold": threshold,
         "threshold_source": "routing.verifier_threshold"
         if routing.verifier_threshold is not None
         else "the verifier's own",
-        "verify_rows": int(band.sum()),
-        "rows_sent_to_verifier": scored.rows_sent,
-        "verifier_ms_per_verified_row": scored.ms_per_row,
-        "verifier_load_seconds": scored.load_seconds,
-        "cascade_ms_per_example": gate_ms + scored.rows_sent / n * scored.ms_per_row,
-        "verifier_on_every_row_ms_per_example": scored.ms_per_row,
+        "verify_rows": int((names == "verify").sum()),
+        "rows_sent_to_verifier": rows_sent,
+        "verifier_ms_per_verified_row": ms_per_row,
+        "verifier_load_seconds": cost["load_seconds"],
+        "cascade_ms_per_example": gate_ms + rows_sent / n * ms_per_row,
+        "verifier_on_every_row_ms_per_example": ms_per_row,
         "note": "verifier on every row is the measured per-row verifier cost on the verify band",
     }
+
+
+def _final_table(result: StudyResult, names: np.ndarray, final: np.ndarray, sent: int) -> None:
+    """The ``final`` table: rows sent to the verifier and the final decisions."""
+    n = names.size
+    band = names == "verify"
+    result.add("final", "sent to verifier", "rows", sent)
+    result.add("final", "sent to verifier", "share", sent / n)
+    for outcome in ("accept", "review"):
+        for source, mask in (("verified", band), ("total", np.ones(n, dtype=bool))):
+            count = int(((final == outcome) & mask).sum())
+            result.add("final", f"{outcome} ({source})", "rows", count)
+            result.add("final", f"{outcome} ({source})", "share", count / n)

@@ -1,0 +1,122 @@
+"""Where routed batches are computed: in this process, or as Ray Data tasks on a cluster.
+
+Why two engines behind one generator: the driver (`runner.routing.stream.StreamDriver`)
+takes routed batches in input order and never knows who routed them, so both engines run
+the same `BatchRouter` on the same planned batches and give the same decisions, row for
+row. On Ray, each worker builds the router once (`map_batches` with a callable class: the
+registered model is loaded once per worker) and returns each batch pickled; Ray Data keeps
+the input order (``preserve_order``), so a kill and a rerun continue the same prefix.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+from runner.errors import ConfigError
+from runner.routing.stream import BatchRouter, RoutedBatch
+
+# what a Ray worker needs of the driver's environment (Ray workers do not inherit it)
+WORKER_ENV = (
+    "RUNNER_ARTIFACTS_DIR",
+    "RUNNER_DATA_DIR",
+    "MLFLOW_TRACKING_URI",
+    "HF_HUB_OFFLINE",
+    "HF_DATASETS_OFFLINE",
+    "TRANSFORMERS_OFFLINE",
+    "MLFLOW_DISABLE_TELEMETRY",
+    "PYTHONPATH",
+)
+
+
+def route_local(router_args: dict[str, Any], pending: list[int]) -> Iterator[RoutedBatch]:
+    """Route `pending` batches in this process, in order."""
+    if not pending:
+        return
+    router = BatchRouter(**router_args)
+    for index in pending:
+        yield router(index)
+
+
+def ray_address(setting: str | None) -> str:
+    """The cluster to use: ``routing.ray_address``, else ``$RAY_ADDRESS``, else an error."""
+    address = setting or os.environ.get("RAY_ADDRESS")
+    if not address:
+        raise ConfigError(
+            "routing.engine=ray needs a Ray cluster: set RAY_ADDRESS=HOST:PORT (`make services` "
+            "starts one and writes it to artifacts/services/services.env) or "
+            "routing.ray_address"
+        )
+    return address
+
+
+def connect(setting: str | None) -> str:
+    """Join the cluster before any row is read; a clear `ConfigError` when it is not there."""
+    address = ray_address(setting)
+    host, _, port = address.rpartition(":")
+    if address != "auto" and not address.startswith("ray://"):
+        try:
+            socket.create_connection((host or "127.0.0.1", int(port)), timeout=5).close()
+        except (OSError, ValueError) as exc:
+            raise ConfigError(
+                f"routing.engine=ray: no Ray cluster answers at {address} ({exc}); start one "
+                "(`make services`, or `ray start --head`) or fix RAY_ADDRESS / "
+                "routing.ray_address"
+            ) from None
+    import ray
+
+    if ray.is_initialized():
+        return address
+    env = {k: os.environ[k] for k in WORKER_ENV if k in os.environ}
+    try:
+        ray.init(
+            address=address,
+            runtime_env={"env_vars": env},
+            log_to_driver=False,
+            configure_logging=False,
+        )
+    except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ... by version
+        raise ConfigError(
+            f"routing.engine=ray: cannot join the Ray cluster at {address}: "
+            f"{type(exc).__name__}: {exc}"
+        ) from None
+    return address
+
+
+class _RayRouter:
+    """The callable class Ray Data builds once per worker (see the module docstring)."""
+
+    def __init__(self, router_args: dict[str, Any]) -> None:
+        self.router = BatchRouter(**router_args)
+
+    def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
+        indices = [int(i) for i in batch["index"]]
+        payloads = [pickle.dumps(self.router(i), protocol=5) for i in indices]
+        return {"index": indices, "payload": payloads}
+
+
+def route_on_ray(
+    router_args: dict[str, Any], pending: list[int], workers: int
+) -> Iterator[RoutedBatch]:
+    """Route `pending` batches as Ray Data tasks on `workers` actors, yielded in order."""
+    if not pending:
+        return
+    import ray.data
+
+    context = ray.data.DataContext.get_current()
+    context.execution_options.preserve_order = True
+    context.enable_progress_bars = False
+    items = ray.data.from_items([{"index": i} for i in pending], override_num_blocks=len(pending))
+    routed = items.map_batches(
+        _RayRouter,
+        fn_constructor_kwargs={"router_args": router_args},
+        batch_size=1,
+        concurrency=workers,
+        num_cpus=1,
+        batch_format="numpy",
+    )
+    for row in routed.iter_rows():
+        yield pickle.loads(row["payload"])

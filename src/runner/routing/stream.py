@@ -1,0 +1,420 @@
+"""Route traffic batch by batch: the same decisions as routing the whole file, flat memory.
+
+Why batches: a week of logs does not fit one frame. Each batch is routed on its own
+(`route_frame`: the registered model's risk and decision, the unseen-source rule, the
+verifier on the verify band), because none of those look beyond a row. What does look
+across rows is done over the whole stream, in order, by `StreamDriver` on the driving
+process: an id seen in an earlier batch is a duplicate, ``limit`` counts valid rows, and
+the audit draw (`runner.routing.route.audit_sample`) is made once every batch is in, over
+the positions of all accepted rows, so the same ids are marked whatever the batch size.
+
+Finished batches are shards of a `WorkFolder`; `Totals` reads them back column by column
+to count, and `DecisionsFile` writes ``decisions.parquet`` from them one shard at a time.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from runner.data.rag_file import duplicate_reason
+from runner.errors import DataError
+from runner.routing import cascade as cs
+from runner.routing import route as rt
+from runner.routing.model import INPUT_FIELDS
+from runner.routing.work_folder import WorkFolder
+
+log = logging.getLogger(__name__)
+
+HIDDEN = ("_row", "_label", "_task")
+"""Columns a shard keeps for the run's counts; ``decisions.parquet`` leaves them out."""
+BANDS = ("accept", "review", "verify")
+
+
+@dataclass
+class RoutedBatch:
+    """One routed batch: decisions (no ``audit`` yet), skipped rows and what it cost."""
+
+    index: int
+    decisions: pd.DataFrame
+    skipped: list[dict]
+    gate_seconds: float
+    verifier: dict[str, float] | None = None
+
+
+def route_frame(
+    model: Any,
+    frame: pd.DataFrame,
+    on_unseen_source: str,
+    training_sources: list[str],
+    verifier: Any = None,
+    verifier_name: str | None = None,
+    threshold: float | None = None,
+) -> tuple[pd.DataFrame, float, dict[str, float] | None]:
+    """Decisions of one canonical frame, the gate's seconds and the verifier's cost.
+
+    Columns, in ``decisions.parquet``'s order without ``audit``: ``id, risk, decision,
+    source, unseen_source, model, reason`` and, with a verifier, ``<name>_risk`` (empty
+    outside the verify band) and ``final_decision``; then `HIDDEN`.
+    """
+    frame = frame.reset_index(drop=True)
+    n = len(frame)
+    start = time.perf_counter()
+    if n:
+        routed = model.pyfunc.predict(frame[list(INPUT_FIELDS)])
+    else:
+        routed = pd.DataFrame({"risk": np.zeros(0), "decision": np.zeros(0, dtype=object)})
+    gate_seconds = time.perf_counter() - start
+    decision = routed["decision"].to_numpy(dtype=object)
+    is_unseen = ~frame["source"].astype(str).isin(set(training_sources)).to_numpy()
+    reason = (
+        routed["reason"].to_numpy(dtype=object).astype(str)
+        if "reason" in routed
+        else np.full(n, "", dtype=object)
+    ).astype(object)
+    if on_unseen_source == "review":
+        decision[is_unseen] = "review"
+        reason[is_unseen & (reason == "")] = "unseen source"
+    decisions = pd.DataFrame(
+        {
+            "id": frame["example_id"].to_numpy(),
+            "risk": routed["risk"].to_numpy(np.float64),
+            "decision": decision.astype(str),
+            "source": frame["source"].to_numpy(),
+            "unseen_source": is_unseen,
+            "model": f"{model.name}/{model.version}",
+            "reason": reason.astype(str),
+        }
+    )
+    cost = None
+    if verifier is not None:
+        band = decisions["decision"].to_numpy() == "verify"
+        scored = cs.score_band(verifier, frame, band)
+        risk = pd.array(scored.risk, dtype="Float64")
+        risk[~band] = pd.NA
+        decisions[f"{verifier_name}_risk"] = risk
+        final = cs.final_decisions(decisions["decision"].to_numpy(), scored.risk, threshold)
+        decisions["final_decision"] = final.astype(str)
+        cost = {
+            "rows_sent": scored.rows_sent,
+            "seconds": scored.ms_per_row * scored.rows_sent / 1000.0,
+            "load_seconds": scored.load_seconds,
+        }
+    return decisions, gate_seconds, cost
+
+
+class BatchRouter:
+    """Routes any planned batch of a stream; the model is loaded once, when it is built.
+
+    The local engine builds one in the driving process; the Ray engine one per worker
+    (`runner.routing.engines`). `model_uri` names a fixed version (``models:/NAME/N``),
+    so every worker routes with the model the run recorded, even if an alias moves.
+    """
+
+    def __init__(
+        self,
+        stream: Any,
+        specs: list[Any],
+        tracking_uri: str,
+        model_uri: str,
+        on_unseen_source: str,
+        verifier: Any = None,
+        verifier_name: str | None = None,
+        threshold: float | None = None,
+    ) -> None:
+        from runner.routing.registry import load_routed_model
+
+        self.stream, self.specs = stream, {s.index: s for s in specs}
+        self.model = load_routed_model(tracking_uri, model_uri)
+        self.training_sources = list(self.model.metadata.get("training_sources") or [])
+        self.on_unseen_source = on_unseen_source
+        self.verifier, self.verifier_name, self.threshold = verifier, verifier_name, threshold
+
+    def __call__(self, index: int) -> RoutedBatch:
+        """Read, map and route batch `index`."""
+        batch = self.stream.read(self.specs[index])
+        decisions, gate_seconds, cost = route_frame(
+            self.model,
+            batch.frame,
+            self.on_unseen_source,
+            self.training_sources,
+            self.verifier,
+            self.verifier_name,
+            self.threshold,
+        )
+        frame = batch.frame.reset_index(drop=True)
+        decisions["_row"] = np.asarray(batch.rows, dtype=np.int64)
+        decisions["_label"] = (
+            frame["label"].to_numpy(dtype=np.int64)
+            if self.stream.labelled
+            else np.full(len(frame), -1, dtype=np.int64)
+        )
+        decisions["_task"] = frame["task"].astype(str).to_numpy(dtype=object)
+        return RoutedBatch(index, decisions, batch.skipped, gate_seconds, cost)
+
+
+@dataclass
+class StreamDriver:
+    """Takes routed batches in input order and keeps what crosses batches (see module doc).
+
+    Parameters
+    ----------
+    work : WorkFolder
+    specs : list of BatchSpec
+        The planned batches (for file names in messages).
+    limit : int, optional
+        Route only the first `limit` valid rows (``dataset.limit``).
+    skip_invalid : bool
+        A repeated id is listed as skipped (True) or stops the run (False).
+    id_field : str
+        The file's column holding ids (named in a duplicate's problem).
+    ids_from_file : bool
+        Whether ids come from the file (else from the content), for the duplicate reason.
+    """
+
+    work: WorkFolder
+    specs: list[Any]
+    limit: int | None = None
+    skip_invalid: bool = False
+    id_field: str = "id"
+    ids_from_file: bool = True
+    routed: int = 0
+    _seen: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
+
+    def resume(self) -> list[int]:
+        """Load the finished prefix of batches; return the indices still to route."""
+        done = self.work.done
+        if self.work.complete:
+            return []
+        prefix = 0
+        while prefix in done:
+            prefix += 1
+        for index in range(prefix):
+            ids = self.work.read(index, ["id"])["id"]
+            self._remember(ids)
+            self.routed += len(ids)
+        return [s.index for s in self.specs if s.index >= prefix]
+
+    def take(self, batch: RoutedBatch) -> bool:
+        """Store one routed batch (the next in order); False once ``limit`` is reached."""
+        decisions, skipped = batch.decisions, list(batch.skipped)
+        decisions, skipped = self._drop_repeats(batch.index, decisions, skipped)
+        full = self.limit is not None and self.routed + len(decisions) >= self.limit
+        if full:
+            # as the in-memory loader: rows after the limit-th valid row are never read
+            keep = self.limit - self.routed
+            last_row = int(decisions["_row"].iloc[keep - 1])
+            decisions = decisions.iloc[:keep].reset_index(drop=True)
+            skipped = [p for p in skipped if not isinstance(p["row"], int) or p["row"] < last_row]
+        self._remember(decisions["id"])
+        self.routed += len(decisions)
+        record = {
+            "rows": len(decisions),
+            "skipped": skipped,
+            "gate_seconds": batch.gate_seconds,
+            "verifier": batch.verifier,
+        }
+        self.work.write(batch.index, decisions, record)
+        if full:
+            self.work.finish(batch.index)
+        return not full
+
+    def _remember(self, ids: pd.Series) -> None:
+        hashes = pd.util.hash_array(ids.astype(str).to_numpy(dtype=object))
+        self._seen = np.union1d(self._seen, hashes)
+
+    def _drop_repeats(
+        self, index: int, decisions: pd.DataFrame, skipped: list[dict]
+    ) -> tuple[pd.DataFrame, list[dict]]:
+        """Rows whose id an earlier batch routed: a problem of this (the later) row."""
+        if not len(decisions) or not len(self._seen):
+            return decisions, skipped
+        ids = decisions["id"].astype(str).to_numpy(dtype=object)
+        hits = np.flatnonzero(np.isin(pd.util.hash_array(ids), self._seen))
+        if not hits.size:
+            return decisions, skipped
+        first = self._first_rows({str(ids[i]) for i in hits}, index)
+        spec = self.specs[index]
+        repeats = []
+        for i in hits:
+            ident = str(ids[i])
+            if ident not in first:
+                continue  # a hash collision, not a repeated id
+            row = int(decisions["_row"].iloc[i])
+            reason = duplicate_reason(ident, first[ident], {"id"} if self.ids_from_file else set())
+            if not self.skip_invalid:
+                raise DataError(reason, file=spec.file, row=row, field=self.id_field, ident=ident)
+            log.warning("skipping %s row %s (id %r): %s", spec.file, row, ident, reason)
+            skipped.append(
+                {"file": spec.file, "row": row, "field": self.id_field, "reason": reason}
+                | {"id": ident}
+            )
+            repeats.append(i)
+        skipped.sort(key=lambda p: p["row"] if isinstance(p["row"], int) else -1)
+        keep = np.ones(len(decisions), dtype=bool)
+        keep[repeats] = False
+        return decisions[keep].reset_index(drop=True), skipped
+
+    def _first_rows(self, wanted: set[str], before: int) -> dict[str, int]:
+        """Row of each wanted id's first occurrence in batches before `before` (exact)."""
+        found: dict[str, int] = {}
+        for index in range(before):
+            if index not in self.work.done:
+                continue
+            shard = self.work.read(index, ["id", "_row"])
+            hit = shard[shard["id"].astype(str).isin(wanted - set(found))]
+            for ident, row in zip(hit["id"].astype(str), hit["_row"], strict=True):
+                found.setdefault(ident, int(row))
+        return found
+
+
+def drive(driver: StreamDriver, results: Iterable[RoutedBatch], progress: Any = None) -> None:
+    """Feed routed batches (in order) to `driver` until the stream or ``limit`` ends."""
+    last = None
+    for batch in results:
+        last = batch.index
+        more = driver.take(batch)
+        if progress is not None:
+            progress.update(1)
+        if not more:
+            return
+    if not driver.work.complete:
+        driver.work.finish(last if last is not None else max(driver.work.done, default=-1))
+
+
+@dataclass
+class Totals:
+    """What the run reports, counted over every routed row (shards read column-wise).
+
+    ``decision``/``final``: the bands as a code per row into `BANDS`; ``labels``: int64 per
+    row (-1 when unlabelled); the rest are counters and sums over batches.
+    """
+
+    decision: np.ndarray
+    final: np.ndarray | None
+    labels: np.ndarray
+    unseen: dict[str, int]
+    per_source: dict[str, int]
+    per_task: dict[str, int]
+    skipped: list[dict]
+    gate_seconds: float
+    verifier: dict[str, float] | None
+    batches: int
+
+    @property
+    def rows(self) -> int:
+        """Routed rows."""
+        return int(self.decision.size)
+
+    def names(self, codes: np.ndarray) -> np.ndarray:
+        """Band names of codes, as the in-memory path holds them."""
+        return np.asarray(BANDS, dtype=object)[codes]
+
+
+def _codes(values: pd.Series) -> np.ndarray:
+    codes = pd.Categorical(values.astype(str), categories=BANDS).codes
+    if (codes < 0).any():
+        raise ValueError(f"unexpected decision in a shard: {set(values) - set(BANDS)}")
+    return codes.astype(np.int8)
+
+
+def count(work: WorkFolder, cascade: bool) -> Totals:
+    """Read every shard of a complete stream once, a few columns at a time."""
+    decision, final, labels = [], [], []
+    unseen: Counter[str] = Counter()
+    per_source: Counter[str] = Counter()
+    per_task: Counter[str] = Counter()
+    skipped: list[dict] = []
+    gate_seconds, verifier = 0.0, None
+    columns = ["decision", "source", "unseen_source", "_label", "_task"]
+    if cascade:
+        columns.append("final_decision")
+    done = work.done
+    for index in range(int(work.last) + 1 if work.last is not None else 0):
+        shard = work.read(index, columns)
+        decision.append(_codes(shard["decision"]))
+        if cascade:
+            final.append(_codes(shard["final_decision"]))
+        labels.append(shard["_label"].to_numpy(np.int64))
+        sources = shard["source"].astype(str)
+        unseen.update(sources[shard["unseen_source"].to_numpy(bool)].tolist())
+        per_source.update(sources.tolist())
+        per_task.update(shard["_task"].astype(str).tolist())
+        record = done[index]
+        skipped.extend(record["skipped"])
+        gate_seconds += float(record["gate_seconds"])
+        if record.get("verifier"):
+            verifier = verifier or {"rows_sent": 0, "seconds": 0.0, "load_seconds": 0.0}
+            for key in verifier:
+                verifier[key] += record["verifier"][key]
+    join = np.concatenate
+    return Totals(
+        decision=join(decision) if decision else np.zeros(0, np.int8),
+        final=(join(final) if final else np.zeros(0, np.int8)) if cascade else None,
+        labels=join(labels) if labels else np.zeros(0, np.int64),
+        unseen=dict(sorted(unseen.items())),
+        per_source=dict(sorted(per_source.items())),
+        per_task=dict(sorted(per_task.items())),
+        skipped=skipped,
+        gate_seconds=gate_seconds,
+        verifier=verifier,
+        batches=int(work.last) + 1 if work.last is not None else 0,
+    )
+
+
+class DecisionsFile:
+    """``decisions.parquet`` assembled from the shards, with the audit mark, shard by shard.
+
+    One shard is written exactly as the in-memory path writes its frame
+    (`runner.reporting.outputs.write_parquet`), so a small input gives the same bytes;
+    several become one file with a row group per shard, in flat memory.
+    """
+
+    def __init__(self, work: WorkFolder, batches: int, audit: np.ndarray) -> None:
+        self.work, self.batches, self.audit = work, batches, audit
+
+    def frames(self) -> Iterator[pd.DataFrame]:
+        """Each shard as its rows of ``decisions.parquet``, in order."""
+        start = 0
+        for index in range(self.batches):
+            shard = self.work.read(index).drop(columns=list(HIDDEN))
+            shard.insert(3, "audit", self.audit[start : start + len(shard)])
+            start += len(shard)
+            yield shard
+
+    def frame(self) -> pd.DataFrame:
+        """All decisions in memory (for inputs that were in memory already, e.g. traces)."""
+        return pd.concat(list(self.frames()), ignore_index=True)
+
+    def write_to(self, path: Path) -> None:
+        """Write ``decisions.parquet`` at `path`."""
+        from runner.reporting.outputs import write_parquet
+
+        if self.batches == 1:
+            write_parquet(next(self.frames()), path)
+            return
+        writer = None
+        try:
+            for shard in self.frames():
+                table = pa.Table.from_pandas(shard, preserve_index=False)
+                if writer is None:
+                    writer = pq.ParquetWriter(path, table.schema)
+                writer.write_table(table.cast(writer.schema))
+        finally:
+            if writer is not None:
+                writer.close()
+
+
+def audit_mask(totals: Totals, fraction: float, seed: int) -> np.ndarray:
+    """The audit sample over the whole stream (the in-memory path's draw, same ids)."""
+    return rt.audit_sample(totals.names(totals.decision), fraction, seed)

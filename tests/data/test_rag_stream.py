@@ -1,0 +1,155 @@
+"""Reading a team's file in batches: the same rows, ids and problems as reading it whole."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from runner.data.rag_file import load_rag_file
+from runner.data.rag_stream import FrameStream, RagStream, open_stream, parquet_rows
+from runner.errors import ConfigError, DataError, DataNotFoundError
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "rag_file" / "rag_example.jsonl"
+
+
+def rows(n: int, start: int = 0, **extra) -> list[dict]:
+    return [
+        {
+            "id": f"r{i}",
+            "question": f"q{i}",
+            "context": f"context {i}",
+            "answer": f"answer {i}",
+            "source": "docs",
+            **extra,
+        }
+        for i in range(start, start + n)
+    ]
+
+
+def write_jsonl(path: Path, records: list[dict], blank_after: int | None = None) -> Path:
+    lines = [json.dumps(r) for r in records]
+    if blank_after is not None:
+        lines.insert(blank_after, "")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def streamed(stream, batch_rows: int) -> tuple[pd.DataFrame, list[int], list[dict]]:
+    frames, kept, skipped = [], [], []
+    for spec in stream.plan(batch_rows):
+        batch = stream.read(spec)
+        frames.append(batch.frame)
+        kept += batch.rows
+        skipped += batch.skipped
+    return pd.concat(frames, ignore_index=True), kept, skipped
+
+
+@pytest.mark.parametrize("batch_rows", [1, 7, 80, 1000])
+def test_batches_of_the_fixture_hold_the_rows_the_whole_file_loader_reads(batch_rows):
+    whole = load_rag_file(str(FIXTURE)).frame
+    frame, kept, _ = streamed(RagStream(str(FIXTURE)), batch_rows)
+    pd.testing.assert_frame_equal(frame, whole)
+    assert kept == list(range(1, 81))  # JSONL rows are named by their line
+
+
+def test_a_parquet_file_and_a_folder_of_shards_stream_the_same_rows(tmp_path):
+    canonical = load_rag_file(str(FIXTURE)).frame
+    source = canonical.rename(columns={"example_id": "id", "group_id": "group"})
+    source.to_parquet(tmp_path / "one.parquet", index=False)
+    whole = load_rag_file(str(tmp_path / "one.parquet")).frame
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    for k, start in enumerate(range(0, len(source), 30)):
+        source.iloc[start : start + 30].to_parquet(shards / f"part-{k:05d}.parquet", index=False)
+    for path in (tmp_path / "one.parquet", shards):
+        stream = RagStream(str(path))
+        frame, _, _ = streamed(stream, 11)
+        pd.testing.assert_frame_equal(frame, whole)
+    specs = RagStream(str(shards)).plan(11)
+    assert [(Path(s.file).name, s.start, s.stop) for s in specs[:4]] == [
+        ("part-00000.parquet", 0, 11),
+        ("part-00000.parquet", 11, 22),
+        ("part-00000.parquet", 22, 30),
+        ("part-00001.parquet", 0, 11),
+    ]
+
+
+def test_a_row_range_reads_only_its_rows_across_row_groups(tmp_path):
+    frame = pd.DataFrame({"x": range(100)})
+    frame.to_parquet(tmp_path / "f.parquet", index=False, row_group_size=15)
+    assert parquet_rows(str(tmp_path / "f.parquet"), 28, 47).column("x").to_pylist() == list(
+        range(28, 47)
+    )
+
+
+def test_a_bad_row_in_a_later_batch_names_the_file_line_and_field(tmp_path):
+    records = rows(12)
+    records[9]["answer"] = ""
+    path = write_jsonl(tmp_path / "t.jsonl", records)
+    stream = RagStream(str(path))
+    specs = stream.plan(5)
+    stream.read(specs[0])
+    with pytest.raises(DataError, match=r"t.jsonl.*row 10.*'answer'"):
+        stream.read(specs[1])
+    skipping = RagStream(str(path), skip_invalid=True)
+    frame, kept, skipped = streamed(skipping, 5)
+    assert len(frame) == 11 and 10 not in kept
+    assert skipped == [
+        {
+            "file": str(path),
+            "row": 10,
+            "field": "answer",
+            "reason": "must be a non-empty string, got ''",
+            "id": "r9",
+        }
+    ]
+
+
+def test_blank_lines_keep_line_numbers_and_batches_stay_fixed(tmp_path):
+    path = write_jsonl(tmp_path / "t.jsonl", rows(6), blank_after=3)
+    frame, kept, _ = streamed(RagStream(str(path)), 2)
+    assert kept == [1, 2, 3, 5, 6, 7] and list(frame["example_id"]) == [f"r{i}" for i in range(6)]
+
+
+def test_a_field_first_seen_after_the_first_batch_fails_naming_its_line(tmp_path):
+    records = rows(4) + rows(2, start=4, task="QA")
+    path = write_jsonl(tmp_path / "t.jsonl", records)
+    stream = RagStream(str(path))
+    specs = stream.plan(4)
+    with pytest.raises(DataError, match=r"row 5.*'task'.*first appears"):
+        stream.read(specs[1])
+
+
+def test_shards_with_other_columns_fail_naming_the_shard(tmp_path):
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    pd.DataFrame(rows(3)).to_parquet(folder / "part-0.parquet", index=False)
+    pd.DataFrame(rows(3, start=3, task="QA")).to_parquet(folder / "part-1.parquet", index=False)
+    with pytest.raises(DataError, match=r"part-1.parquet.*columns differ.*\['task'\]"):
+        RagStream(str(folder)).plan(10)
+
+
+def test_a_folder_without_shards_and_a_csv_are_said_plainly(tmp_path):
+    with pytest.raises(DataNotFoundError, match=r"holds no \.parquet shards"):
+        RagStream(str(tmp_path))
+    with pytest.raises(ConfigError, match="streams through experiment=route"):
+        load_rag_file(str(tmp_path))  # the whole-file loader reads one file
+    csv = tmp_path / "t.csv"
+    pd.DataFrame(rows(3)).to_csv(csv, index=False)
+    loaded = open_stream(str(csv))
+    assert not hasattr(loaded, "plan") and len(loaded.frame) == 3  # a CSV is read whole
+
+
+def test_the_fingerprint_is_the_whole_file_loaders(tmp_path):
+    assert RagStream(str(FIXTURE)).fingerprint == load_rag_file(str(FIXTURE)).fingerprint
+
+
+def test_an_in_memory_data_set_is_sliced_into_batches():
+    loaded = load_rag_file(str(FIXTURE))
+    stream = FrameStream(loaded)
+    frame, kept, skipped = streamed(stream, 30)
+    pd.testing.assert_frame_equal(frame, loaded.frame)
+    assert kept == list(range(80)) and skipped == [] and stream.labelled
