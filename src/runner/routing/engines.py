@@ -114,7 +114,7 @@ def route_on_ray(
         _RayRouter,
         fn_constructor_kwargs={"router_args": router_args},
         batch_size=1,
-        concurrency=workers,
+        compute=ray.data.ActorPoolStrategy(size=workers),
         num_cpus=1,
         batch_format="numpy",
     )
