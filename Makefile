@@ -21,7 +21,7 @@ STUDIES := rq1_cheap_signals rq2_grouped_cv rq3_operating_points rq4_verifier_co
            rq5_source_shift rq5_source_shift_row_cv hri_example hri_calibration \
            hri_predicted claims_verification
 
-.PHONY: setup test test-fast reproduce tables ui services services-stop services-status bench traffic train-detector detector-eval detector-curve detector-studies \
+.PHONY: setup test test-fast reproduce tables ui services services-stop services-status slurm slurm-stop bench traffic train-detector detector-eval detector-curve detector-studies \
         lint format clean $(STUDIES)
 
 setup:  ## create .venv and install the project with its pins
@@ -55,11 +55,17 @@ ui:  ## MLflow UI on 127.0.0.1 over the SQLite backend
 services:  ## local stack on 127.0.0.1: PostgreSQL, mlflow server over it, Ray head (docs/scale_out.md)
 	PY=$(abspath $(PY)) bash scripts/services.sh start
 
-services-stop:  ## stop what `make services` started, each by its PID
+services-stop:  ## stop everything `make services` and `make slurm` started, each by its PID
 	PY=$(abspath $(PY)) bash scripts/services.sh stop
 
 services-status:  ## what runs where
 	PY=$(abspath $(PY)) bash scripts/services.sh status
+
+slurm:  ## one-node Slurm on 127.0.0.1 (munged, slurmctld, slurmd) for hydra/launcher=submitit_slurm
+	PY=$(abspath $(PY)) bash scripts/services.sh start slurm
+
+slurm-stop:  ## cancel its jobs, stop slurmd, slurmctld and munged, each by its PID
+	PY=$(abspath $(PY)) bash scripts/services.sh stop slurm
 
 bench:  ## cost benchmarks: ratios against a baseline measured in the same process
 	$(PY) scripts/bench_features.py

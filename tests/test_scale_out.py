@@ -56,11 +56,12 @@ def _pids(state: Path) -> dict[str, int]:
 
 
 def _running(pid: int) -> bool:
+    """True while `pid` runs; a zombie (exited, its parent has not reaped it yet) does not."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
         return False
-    return True
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 @pytest.fixture(scope="module")

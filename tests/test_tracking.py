@@ -200,6 +200,28 @@ def test_a_failing_study_leaves_a_failed_run_with_its_error(tmp_path):
     assert latest_run_dir(tmp_path / "hri_example") is None
 
 
+def test_a_run_inside_a_slurm_job_carries_its_job_ids_also_when_it_fails(tmp_path, monkeypatch):
+    slurm = {"SLURM_JOB_ID": "14", "SLURM_ARRAY_JOB_ID": "12", "SLURM_ARRAY_TASK_ID": "2"}
+    for var, value in {**slurm, "SLURMD_NODENAME": "node7"}.items():
+        monkeypatch.setenv(var, value)
+    with pytest.raises(ConfigError, match="nope"):
+        run(pipeline_cfg(tmp_path, "study.params.response_id=nope"))
+    _, found = only_run(tmp_path)
+    assert found.info.status == "FAILED"
+    tags = found.data.tags
+    assert (tags["slurm_job_id"], tags["slurm_array_job_id"], tags["slurm_array_task_id"]) == (
+        "14",
+        "12",
+        "2",
+    )
+    assert tags["slurm_node"] == "node7"
+
+
+def test_outside_slurm_a_run_has_no_slurm_tags():
+    assert tracking.slurm_tags({"HOME": "/root", "SLURM_JOB_ID": ""}) == {}
+    assert tracking.slurm_tags({"SLURM_JOB_ID": "9"}) == {"slurm_job_id": "9"}
+
+
 def test_ctrl_c_during_a_run_ends_it_killed_and_leaves_no_partial_folder(tmp_path, monkeypatch):
     import runner.pipeline
 

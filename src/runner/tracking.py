@@ -8,7 +8,10 @@ artifact `error.txt`). Its name is the experiment plus the job's command-line ov
 Dataset column. At the end: the flattened config as params, every table cell as a
 metric (`<table>/<row>/<column>`, with `.../ci_low` and `.../ci_high` where there is an
 interval), and the run's own output folder (scores, tables, figures, runtime, manifest)
-as artifacts; the `output_dir` tag names that folder, which no later run reuses.
+as artifacts; the `output_dir` tag names that folder, which no later run reuses. A run
+inside a Slurm job is tagged with the job's ids (`slurm_job_id`, and for a job array
+`slurm_array_job_id` and `slurm_array_task_id`) and node (`slurm_node`) from the start,
+so a job that fails is found in `squeue`/`sacct` and its log by the run's tags.
 
 The default backend is SQLite under `artifacts/` with an explicit artifact root: MLflow
 3's file store refuses to run without an opt-in flag, and SQLite gives the UI search and
@@ -31,7 +34,7 @@ import re
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -51,6 +54,13 @@ DIGEST_CHARS = 32
 """MLflow's dataset digest column holds 36 characters; the full fingerprint is a tag."""
 NAME_EXCLUDES = frozenset({"experiment", "progress"})
 """Override keys left out of run names (the experiment is the name's start already)."""
+SLURM_TAGS = {
+    "SLURM_JOB_ID": "slurm_job_id",
+    "SLURM_ARRAY_JOB_ID": "slurm_array_job_id",
+    "SLURM_ARRAY_TASK_ID": "slurm_array_task_id",
+    "SLURMD_NODENAME": "slurm_node",
+}
+"""Run tags from a Slurm job's environment (variable -> tag); set only where Slurm set them."""
 T = TypeVar("T")
 KIND_TAG = "mlflow.experimentKind"
 STUDY_KIND = "custom_model_development"
@@ -227,6 +237,16 @@ def ui_path(experiment_id: str, kind: str = STUDY_KIND) -> str:
     return f"#/experiments/{experiment_id}?workflowType=machine_learning"
 
 
+def slurm_tags(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The Slurm job's ids and node as run tags; empty outside a Slurm job.
+
+    A submitit sweep runs as a job array: `slurm_array_job_id` + `slurm_array_task_id`
+    (`squeue`'s `12_1`) name the job, `slurm_job_id` is that task's own id.
+    """
+    env = os.environ if environ is None else environ
+    return {tag: env[var] for var, tag in SLURM_TAGS.items() if env.get(var)}
+
+
 def run_name(experiment: str, overrides: list[str] | tuple[str, ...]) -> str:
     """`<experiment> <overrides>`: what a person typed, minus the experiment choice itself."""
     shown = [o for o in overrides if o.split("=", 1)[0].lstrip("+~") not in NAME_EXCLUDES]
@@ -318,6 +338,7 @@ def start_run(
         "output_dir": str(run_dir),
         "run_folder": run_dir.name,
         "overrides": " ".join(overrides)[:5000],
+        **slurm_tags(),
     }
     name = cfg.tracking.run_name or run_name(cfg.experiment, overrides)
     run = retry_locked(client.create_run, experiment_id, run_name=name, tags=tags)
