@@ -8,8 +8,8 @@ process: an id seen in an earlier batch is a duplicate, ``limit`` counts valid r
 the audit draw (`runner.routing.route.audit_sample`) is made once every batch is in, over
 the positions of all accepted rows, so the same ids are marked whatever the batch size.
 
-Finished batches are shards of a `WorkFolder`; `Totals` reads them back column by column
-to count, and `DecisionsFile` writes ``decisions.parquet`` from them one shard at a time.
+Finished batches are shards of a `WorkFolder`; `runner.routing.stream_report` counts over
+them and writes ``decisions.parquet`` from them, one shard at a time.
 """
 
 from __future__ import annotations
@@ -17,20 +17,16 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from runner.data.rag_file import duplicate_reason
 from runner.errors import DataError
 from runner.routing import cascade as cs
-from runner.routing import route as rt
 from runner.routing.model import INPUT_FIELDS
 from runner.routing.work_folder import WorkFolder
 
@@ -38,7 +34,6 @@ log = logging.getLogger(__name__)
 
 HIDDEN = ("_row", "_label", "_task")
 """Columns a shard keeps for the run's counts; ``decisions.parquet`` leaves them out."""
-BANDS = ("accept", "review", "verify")
 
 
 @dataclass
@@ -292,129 +287,17 @@ def drive(driver: StreamDriver, results: Iterable[RoutedBatch], progress: Any = 
         driver.work.finish(last if last is not None else max(driver.work.done, default=-1))
 
 
-@dataclass
-class Totals:
-    """What the run reports, counted over every routed row (shards read column-wise).
+def unseen_before_routing(
+    stream: Any, specs: list[Any], training_sources: list[str]
+) -> dict[str, int]:
+    """Rows per unseen source over the whole input, read before any batch is routed.
 
-    ``decision``/``final``: the bands as a code per row into `BANDS`; ``labels``: int64 per
-    row (-1 when unlabelled); the rest are counters and sums over batches.
+    Why a pass of its own: ``on_unseen_source=error`` must stop before any row is routed,
+    as the whole-file route did; the sources are only known once every batch is read.
     """
-
-    decision: np.ndarray
-    final: np.ndarray | None
-    labels: np.ndarray
-    unseen: dict[str, int]
-    per_source: dict[str, int]
-    per_task: dict[str, int]
-    skipped: list[dict]
-    gate_seconds: float
-    verifier: dict[str, float] | None
-    batches: int
-
-    @property
-    def rows(self) -> int:
-        """Routed rows."""
-        return int(self.decision.size)
-
-    def names(self, codes: np.ndarray) -> np.ndarray:
-        """Band names of codes, as the in-memory path holds them."""
-        return np.asarray(BANDS, dtype=object)[codes]
-
-
-def _codes(values: pd.Series) -> np.ndarray:
-    codes = pd.Categorical(values.astype(str), categories=BANDS).codes
-    if (codes < 0).any():
-        raise ValueError(f"unexpected decision in a shard: {set(values) - set(BANDS)}")
-    return codes.astype(np.int8)
-
-
-def count(work: WorkFolder, cascade: bool) -> Totals:
-    """Read every shard of a complete stream once, a few columns at a time."""
-    decision, final, labels = [], [], []
-    unseen: Counter[str] = Counter()
-    per_source: Counter[str] = Counter()
-    per_task: Counter[str] = Counter()
-    skipped: list[dict] = []
-    gate_seconds, verifier = 0.0, None
-    columns = ["decision", "source", "unseen_source", "_label", "_task"]
-    if cascade:
-        columns.append("final_decision")
-    done = work.done
-    for index in range(int(work.last) + 1 if work.last is not None else 0):
-        shard = work.read(index, columns)
-        decision.append(_codes(shard["decision"]))
-        if cascade:
-            final.append(_codes(shard["final_decision"]))
-        labels.append(shard["_label"].to_numpy(np.int64))
-        sources = shard["source"].astype(str)
-        unseen.update(sources[shard["unseen_source"].to_numpy(bool)].tolist())
-        per_source.update(sources.tolist())
-        per_task.update(shard["_task"].astype(str).tolist())
-        record = done[index]
-        skipped.extend(record["skipped"])
-        gate_seconds += float(record["gate_seconds"])
-        if record.get("verifier"):
-            verifier = verifier or {"rows_sent": 0, "seconds": 0.0, "load_seconds": 0.0}
-            for key in verifier:
-                verifier[key] += record["verifier"][key]
-    join = np.concatenate
-    return Totals(
-        decision=join(decision) if decision else np.zeros(0, np.int8),
-        final=(join(final) if final else np.zeros(0, np.int8)) if cascade else None,
-        labels=join(labels) if labels else np.zeros(0, np.int64),
-        unseen=dict(sorted(unseen.items())),
-        per_source=dict(sorted(per_source.items())),
-        per_task=dict(sorted(per_task.items())),
-        skipped=skipped,
-        gate_seconds=gate_seconds,
-        verifier=verifier,
-        batches=int(work.last) + 1 if work.last is not None else 0,
-    )
-
-
-class DecisionsFile:
-    """``decisions.parquet`` assembled from the shards, with the audit mark, shard by shard.
-
-    One shard is written exactly as the in-memory path writes its frame
-    (`runner.reporting.outputs.write_parquet`), so a small input gives the same bytes;
-    several become one file with a row group per shard, in flat memory.
-    """
-
-    def __init__(self, work: WorkFolder, batches: int, audit: np.ndarray) -> None:
-        self.work, self.batches, self.audit = work, batches, audit
-
-    def frames(self) -> Iterator[pd.DataFrame]:
-        """Each shard as its rows of ``decisions.parquet``, in order."""
-        start = 0
-        for index in range(self.batches):
-            shard = self.work.read(index).drop(columns=list(HIDDEN))
-            shard.insert(3, "audit", self.audit[start : start + len(shard)])
-            start += len(shard)
-            yield shard
-
-    def frame(self) -> pd.DataFrame:
-        """All decisions in memory (for inputs that were in memory already, e.g. traces)."""
-        return pd.concat(list(self.frames()), ignore_index=True)
-
-    def write_to(self, path: Path) -> None:
-        """Write ``decisions.parquet`` at `path`."""
-        from runner.reporting.outputs import write_parquet
-
-        if self.batches == 1:
-            write_parquet(next(self.frames()), path)
-            return
-        writer = None
-        try:
-            for shard in self.frames():
-                table = pa.Table.from_pandas(shard, preserve_index=False)
-                if writer is None:
-                    writer = pq.ParquetWriter(path, table.schema)
-                writer.write_table(table.cast(writer.schema))
-        finally:
-            if writer is not None:
-                writer.close()
-
-
-def audit_mask(totals: Totals, fraction: float, seed: int) -> np.ndarray:
-    """The audit sample over the whole stream (the in-memory path's draw, same ids)."""
-    return rt.audit_sample(totals.names(totals.decision), fraction, seed)
+    seen: Counter[str] = Counter()
+    known = set(training_sources)
+    for spec in specs:
+        sources = stream.read(spec).frame["source"].astype(str)
+        seen.update(s for s in sources.tolist() if s not in known)
+    return dict(sorted(seen.items()))

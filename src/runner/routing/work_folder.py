@@ -14,12 +14,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from runner.errors import ConfigError
+
+FORMAT = 1
+"""Bump when a shard's content changes, so work folders of older runs are not reused."""
+NOT_IN_KEY = ("engine", "ray_address", "ray_workers", "work_dir", "audit_fraction")
+"""Routing settings that change how and where batches run, or the audit draw (made over
+the whole stream at the end): not a shard's content, so a rerun may change them."""
 
 MANIFEST = "manifest.json"
 KEY = "key.json"
@@ -116,3 +123,32 @@ class WorkFolder:
 
     def _save(self) -> None:
         _replace(self.dir / MANIFEST, _dump(self._manifest))
+
+
+def work_key(stream: Any, model: Any, routing: Any, verifier: Any) -> dict[str, Any]:
+    """What decides a shard's content: the input and how it is read, the model version,
+    the routing settings, the verifier and its settings."""
+    verifier_params = None
+    if verifier is not None:
+        get = getattr(verifier, "get_params", None)
+        verifier_params = json.loads(json.dumps(get() if callable(get) else {}, default=str))
+    kept = {k: v for k, v in asdict(routing).items() if k not in NOT_IN_KEY}
+    return {
+        "format": FORMAT,
+        "input": stream.fingerprint,
+        "limit": stream.limit,
+        "model": f"models:/{model.name}/{model.version}",
+        "routing": kept,
+        "verifier": {"class": type(verifier).__qualname__, "params": verifier_params}
+        if verifier is not None
+        else None,
+    }
+
+
+def work_root(work_dir: str | None, cache_dir: str | None) -> Path:
+    """``routing.work_dir``, else ``<paths.cache_dir>/route``."""
+    if work_dir:
+        return Path(work_dir).expanduser()
+    if not cache_dir:
+        raise ConfigError("route keeps finished batches in paths.cache_dir or routing.work_dir")
+    return Path(cache_dir) / "route"

@@ -24,12 +24,8 @@ promise (and, with a verifier, after it).
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
-
-import numpy as np
 
 from runner.data.rag_stream import FrameStream
 from runner.errors import ConfigError
@@ -38,10 +34,11 @@ from runner.routing import cascade as cs
 from runner.routing import engines
 from runner.routing import route as rt
 from runner.routing import stream as st
-from runner.routing.config import RoutingConf, check_routing, routing_or_defaults
+from runner.routing import stream_report as sr
+from runner.routing.config import check_routing, routing_or_defaults
 from runner.routing.registry import load_routed_model, parse_model_uri
 from runner.routing.trace_feedback import TraceFeedback
-from runner.routing.work_folder import WorkFolder
+from runner.routing.work_folder import WorkFolder, work_key, work_root
 from runner.studies.contract import Inputs, Study
 
 STREAM_FORMAT = 1
@@ -109,10 +106,12 @@ class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
             "threshold": threshold,
         }
         if routing.on_unseen_source == "error":
-            unseen = _unseen_before_routing(stream, specs, training_sources, inputs.progress)
+            unseen = st.unseen_before_routing(stream, specs, training_sources)
             rt.handle_unseen(unseen, "error", training_sources, where)
         work = WorkFolder(
-            _work_root(routing, inputs), _key(stream, model, routing, verifier), len(specs)
+            work_root(routing.work_dir, inputs.cache_dir),
+            work_key(stream, model, routing, verifier),
+            len(specs),
         )
         driver = st.StreamDriver(
             work,
@@ -130,10 +129,10 @@ class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
         )
         with _progress(inputs.progress, len(pending)) as bar:
             st.drive(driver, results, bar)
-        totals = st.count(work, cascade=bool(routing.verifier))
+        totals = sr.count(work, cascade=bool(routing.verifier))
         rt.handle_unseen(totals.unseen, routing.on_unseen_source, training_sources, where)
-        audit = st.audit_mask(totals, routing.audit_fraction, inputs.seed)
-        decisions = st.DecisionsFile(work, totals.batches, audit)
+        audit = sr.audit_mask(totals, routing.audit_fraction, inputs.seed)
+        decisions = sr.DecisionsFile(work, totals.batches, audit)
         names = totals.names(totals.decision)
         n = totals.rows
 
@@ -164,8 +163,15 @@ class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
         cascade = None
         if routing.verifier:
             final = totals.names(totals.final)
-            cascade = _cascade(routing.verifier, threshold, routing, names, final, totals, gate_ms)
-            _final_table(result, names, final, cascade["rows_sent_to_verifier"])
+            cascade = sr.cascade_record(
+                routing.verifier,
+                threshold,
+                routing.verifier_threshold is not None,
+                names,
+                totals,
+                gate_ms,
+            )
+            sr.add_final_table(result, names, final, cascade["rows_sent_to_verifier"])
             runtime["cascade"] = cascade
         if stream.labelled:
             labels = totals.labels
@@ -192,7 +198,7 @@ class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
             },
             "rows": {**counts, "accounting": rt.accounting(counts)},
             "ids": stream.ids,
-            "counts": _counts(names),
+            "counts": sr.decision_counts(names),
             "audit_rows": int(audit.sum()),
             "unseen_sources": totals.unseen,
             "on_unseen_source": routing.on_unseen_source,
@@ -200,7 +206,7 @@ class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
             "thresholds": model.metadata.get("thresholds"),
         }
         if streamed:
-            data.info.update(_stream_info(totals, counts, skipped, stream.labelled))
+            data.info.update(sr.stream_info(totals, counts, skipped, stream.labelled))
         if data.info.get("origin") == "mlflow":
             result.trace_feedback = TraceFeedback(
                 tracking_uri=data.info["tracking_uri"],
@@ -212,7 +218,10 @@ class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
                 thresholds=dict(model.metadata.get("thresholds") or {}),
             )
         if cascade is not None:
-            result.extra["summary.json"]["cascade"] = {**cascade, "final_counts": _counts(final)}
+            result.extra["summary.json"]["cascade"] = {
+                **cascade,
+                "final_counts": sr.decision_counts(final),
+            }
         result.tags.update(
             {
                 "model_name": model.name,
@@ -222,70 +231,6 @@ class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
             }
         )
         return result
-
-
-def _counts(names: np.ndarray) -> dict[str, int]:
-    """Rows per decision, sorted by name, present decisions only (as ``value_counts``)."""
-    values, counts = np.unique(names.astype(str), return_counts=True)
-    return {str(v): int(c) for v, c in zip(values, counts, strict=True)}
-
-
-def _work_root(routing: RoutingConf, inputs: Inputs) -> Path:
-    if routing.work_dir:
-        return Path(routing.work_dir).expanduser()
-    if not inputs.cache_dir:
-        raise ConfigError("route keeps finished batches in paths.cache_dir or routing.work_dir")
-    return Path(inputs.cache_dir) / "route"
-
-
-def _key(stream: Any, model: Any, routing: RoutingConf, verifier: Any) -> dict[str, Any]:
-    """What decides a shard's content: input, reading settings, model, routing, verifier."""
-    verifier_params = None
-    if verifier is not None:
-        get = getattr(verifier, "get_params", None)
-        verifier_params = json.loads(json.dumps(get() if callable(get) else {}, default=str))
-    kept = asdict(routing)
-    for key in ("engine", "ray_address", "ray_workers", "work_dir", "audit_fraction"):
-        kept.pop(key)  # how and where batches run, and the audit draw: not a shard's content
-    return {
-        "format": STREAM_FORMAT,
-        "input": stream.fingerprint,
-        "limit": stream.limit,
-        "model": f"models:/{model.name}/{model.version}",
-        "routing": kept,
-        "verifier": {"class": type(verifier).__qualname__, "params": verifier_params}
-        if verifier is not None
-        else None,
-    }
-
-
-def _unseen_before_routing(
-    stream: Any, specs: list[Any], training_sources: list[str], progress: bool
-) -> dict[str, int]:
-    """``on_unseen_source=error`` stops before any row is routed: read the sources first."""
-    from collections import Counter
-
-    seen: Counter[str] = Counter()
-    known = set(training_sources)
-    for spec in specs:
-        sources = stream.read(spec).frame["source"].astype(str)
-        seen.update(s for s in sources.tolist() if s not in known)
-    return dict(sorted(seen.items()))
-
-
-def _stream_info(totals: Any, counts: dict[str, int], skipped: Any, labelled: bool) -> dict:
-    info = {
-        "rows": totals.rows,
-        "counts_per_source": totals.per_source,
-        "counts_per_task": totals.per_task,
-        "skipped": skipped.to_dict("records"),
-        "skipped_rows": counts["skipped"],
-        "rows_read": counts["read"],
-        "groups": "not counted when streamed",
-    }
-    if labelled:
-        info["positives"] = int(totals.labels.sum())
-    return info
 
 
 class _progress:
@@ -304,46 +249,3 @@ class _progress:
     def __exit__(self, *exc: Any) -> None:
         if self.bar is not None:
             self.bar.close()
-
-
-def _cascade(
-    name: str,
-    threshold: float,
-    routing: RoutingConf,
-    names: np.ndarray,
-    final: np.ndarray,
-    totals: Any,
-    gate_ms: float,
-) -> dict[str, Any]:
-    """The cascade's record (runtime, summary): rows sent and what the verifier cost."""
-    cost = totals.verifier or {"rows_sent": 0, "seconds": 0.0, "load_seconds": 0.0}
-    rows_sent = int(cost["rows_sent"])
-    ms_per_row = cost["seconds"] * 1000.0 / rows_sent if rows_sent else 0.0
-    n = names.size
-    return {
-        "verifier": name,
-        "threshold": threshold,
-        "threshold_source": "routing.verifier_threshold"
-        if routing.verifier_threshold is not None
-        else "the verifier's own",
-        "verify_rows": int((names == "verify").sum()),
-        "rows_sent_to_verifier": rows_sent,
-        "verifier_ms_per_verified_row": ms_per_row,
-        "verifier_load_seconds": cost["load_seconds"],
-        "cascade_ms_per_example": gate_ms + rows_sent / n * ms_per_row,
-        "verifier_on_every_row_ms_per_example": ms_per_row,
-        "note": "verifier on every row is the measured per-row verifier cost on the verify band",
-    }
-
-
-def _final_table(result: StudyResult, names: np.ndarray, final: np.ndarray, sent: int) -> None:
-    """The ``final`` table: rows sent to the verifier and the final decisions."""
-    n = names.size
-    band = names == "verify"
-    result.add("final", "sent to verifier", "rows", sent)
-    result.add("final", "sent to verifier", "share", sent / n)
-    for outcome in ("accept", "review"):
-        for source, mask in (("verified", band), ("total", np.ones(n, dtype=bool))):
-            count = int(((final == outcome) & mask).sum())
-            result.add("final", f"{outcome} ({source})", "rows", count)
-            result.add("final", f"{outcome} ({source})", "share", count / n)

@@ -1,0 +1,216 @@
+"""What a streamed route reports: counts over every shard, ``decisions.parquet``, the cascade.
+
+Why apart from `runner.routing.stream`: routing a batch needs none of this; once every
+batch is in, the run's tables, summary and decisions file are computed from the shards of
+the `WorkFolder`, read a few columns at a time, so memory holds a few bytes per row
+(`Totals`) and one shard, never the decisions of the whole stream.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from runner.results import StudyResult
+from runner.routing import route as rt
+from runner.routing.stream import HIDDEN
+from runner.routing.work_folder import WorkFolder
+
+BANDS = ("accept", "review", "verify")
+
+
+@dataclass
+class Totals:
+    """What the run reports, counted over every routed row (shards read column-wise).
+
+    ``decision``/``final``: the bands as a code per row into `BANDS`; ``labels``: int64 per
+    row (-1 when unlabelled); the rest are counters and sums over batches.
+    """
+
+    decision: np.ndarray
+    final: np.ndarray | None
+    labels: np.ndarray
+    unseen: dict[str, int]
+    per_source: dict[str, int]
+    per_task: dict[str, int]
+    skipped: list[dict]
+    gate_seconds: float
+    verifier: dict[str, float] | None
+    batches: int
+
+    @property
+    def rows(self) -> int:
+        """Routed rows."""
+        return int(self.decision.size)
+
+    def names(self, codes: np.ndarray) -> np.ndarray:
+        """Band names of codes, as the in-memory path holds them."""
+        return np.asarray(BANDS, dtype=object)[codes]
+
+
+def _codes(values: pd.Series) -> np.ndarray:
+    codes = pd.Categorical(values.astype(str), categories=BANDS).codes
+    if (codes < 0).any():
+        raise ValueError(f"unexpected decision in a shard: {set(values) - set(BANDS)}")
+    return codes.astype(np.int8)
+
+
+def count(work: WorkFolder, cascade: bool) -> Totals:
+    """Read every shard of a complete stream once, a few columns at a time."""
+    decision, final, labels = [], [], []
+    unseen: Counter[str] = Counter()
+    per_source: Counter[str] = Counter()
+    per_task: Counter[str] = Counter()
+    skipped: list[dict] = []
+    gate_seconds, verifier = 0.0, None
+    columns = ["decision", "source", "unseen_source", "_label", "_task"]
+    if cascade:
+        columns.append("final_decision")
+    done = work.done
+    for index in range(int(work.last) + 1 if work.last is not None else 0):
+        shard = work.read(index, columns)
+        decision.append(_codes(shard["decision"]))
+        if cascade:
+            final.append(_codes(shard["final_decision"]))
+        labels.append(shard["_label"].to_numpy(np.int64))
+        sources = shard["source"].astype(str)
+        unseen.update(sources[shard["unseen_source"].to_numpy(bool)].tolist())
+        per_source.update(sources.tolist())
+        per_task.update(shard["_task"].astype(str).tolist())
+        record = done[index]
+        skipped.extend(record["skipped"])
+        gate_seconds += float(record["gate_seconds"])
+        if record.get("verifier"):
+            verifier = verifier or {"rows_sent": 0, "seconds": 0.0, "load_seconds": 0.0}
+            for key in verifier:
+                verifier[key] += record["verifier"][key]
+    join = np.concatenate
+    return Totals(
+        decision=join(decision) if decision else np.zeros(0, np.int8),
+        final=(join(final) if final else np.zeros(0, np.int8)) if cascade else None,
+        labels=join(labels) if labels else np.zeros(0, np.int64),
+        unseen=dict(sorted(unseen.items())),
+        per_source=dict(sorted(per_source.items())),
+        per_task=dict(sorted(per_task.items())),
+        skipped=skipped,
+        gate_seconds=gate_seconds,
+        verifier=verifier,
+        batches=int(work.last) + 1 if work.last is not None else 0,
+    )
+
+
+class DecisionsFile:
+    """``decisions.parquet`` assembled from the shards, with the audit mark, shard by shard.
+
+    One shard is written exactly as the in-memory path writes its frame
+    (`runner.reporting.outputs.write_parquet`), so a small input gives the same bytes;
+    several become one file with a row group per shard, in flat memory.
+    """
+
+    def __init__(self, work: WorkFolder, batches: int, audit: np.ndarray) -> None:
+        self.work, self.batches, self.audit = work, batches, audit
+
+    def frames(self) -> Iterator[pd.DataFrame]:
+        """Each shard as its rows of ``decisions.parquet``, in order."""
+        start = 0
+        for index in range(self.batches):
+            shard = self.work.read(index).drop(columns=list(HIDDEN))
+            shard.insert(3, "audit", self.audit[start : start + len(shard)])
+            start += len(shard)
+            yield shard
+
+    def frame(self) -> pd.DataFrame:
+        """All decisions in memory (for inputs that were in memory already, e.g. traces)."""
+        return pd.concat(list(self.frames()), ignore_index=True)
+
+    def write_to(self, path: Path) -> None:
+        """Write ``decisions.parquet`` at `path`."""
+        from runner.reporting.outputs import write_parquet
+
+        if self.batches == 1:
+            write_parquet(next(self.frames()), path)
+            return
+        writer = None
+        try:
+            for shard in self.frames():
+                table = pa.Table.from_pandas(shard, preserve_index=False)
+                if writer is None:
+                    writer = pq.ParquetWriter(path, table.schema)
+                writer.write_table(table.cast(writer.schema))
+        finally:
+            if writer is not None:
+                writer.close()
+
+
+def audit_mask(totals: Totals, fraction: float, seed: int) -> np.ndarray:
+    """The audit sample over the whole stream (the in-memory path's draw, same ids)."""
+    return rt.audit_sample(totals.names(totals.decision), fraction, seed)
+
+
+def decision_counts(names: np.ndarray) -> dict[str, int]:
+    """Rows per decision, sorted by name, present decisions only (as ``value_counts``)."""
+    values, counts = np.unique(names.astype(str), return_counts=True)
+    return {str(v): int(c) for v, c in zip(values, counts, strict=True)}
+
+
+def stream_info(totals: Totals, counts: dict[str, int], skipped: Any, labelled: bool) -> dict:
+    """What the run's manifest says of streamed data (a loader says it of a loaded frame)."""
+    info = {
+        "rows": totals.rows,
+        "counts_per_source": totals.per_source,
+        "counts_per_task": totals.per_task,
+        "skipped": skipped.to_dict("records"),
+        "skipped_rows": counts["skipped"],
+        "rows_read": counts["read"],
+        "groups": "not counted when streamed",
+    }
+    if labelled:
+        info["positives"] = int(totals.labels.sum())
+    return info
+
+
+def cascade_record(
+    name: str,
+    threshold: float,
+    threshold_set: bool,
+    names: np.ndarray,
+    totals: Totals,
+    gate_ms: float,
+) -> dict[str, Any]:
+    """The cascade's record (runtime, summary): rows sent and what the verifier cost."""
+    cost = totals.verifier or {"rows_sent": 0, "seconds": 0.0, "load_seconds": 0.0}
+    rows_sent = int(cost["rows_sent"])
+    ms_per_row = cost["seconds"] * 1000.0 / rows_sent if rows_sent else 0.0
+    return {
+        "verifier": name,
+        "threshold": threshold,
+        "threshold_source": "routing.verifier_threshold" if threshold_set else "the verifier's own",
+        "verify_rows": int((names == "verify").sum()),
+        "rows_sent_to_verifier": rows_sent,
+        "verifier_ms_per_verified_row": ms_per_row,
+        "verifier_load_seconds": cost["load_seconds"],
+        "cascade_ms_per_example": gate_ms + rows_sent / names.size * ms_per_row,
+        "verifier_on_every_row_ms_per_example": ms_per_row,
+        "note": "verifier on every row is the measured per-row verifier cost on the verify band",
+    }
+
+
+def add_final_table(result: StudyResult, names: np.ndarray, final: np.ndarray, sent: int) -> None:
+    """The ``final`` table: rows sent to the verifier and the final decisions."""
+    n = names.size
+    band = names == "verify"
+    result.add("final", "sent to verifier", "rows", sent)
+    result.add("final", "sent to verifier", "share", sent / n)
+    for outcome in ("accept", "review"):
+        for source, mask in (("verified", band), ("total", np.ones(n, dtype=bool))):
+            count = int(((final == outcome) & mask).sum())
+            result.add("final", f"{outcome} ({source})", "rows", count)
+            result.add("final", f"{outcome} ({source})", "share", count / n)
