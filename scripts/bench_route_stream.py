@@ -287,6 +287,7 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 data = traffic(args.traffic, rows, single=engine == "inmemory")
                 label = f"{engine}_{rows}"
+                shutil.rmtree(work / "work" / label, ignore_errors=True)  # route, not resume
                 overrides = [f"routing.work_dir={work / 'work' / label}"]
                 if engine.startswith("ray"):
                     overrides += [

@@ -34,6 +34,15 @@ def load_script(name: str) -> ModuleType:
     return module
 
 
+def process_running(pid: int) -> bool:
+    """True while `pid` runs; a zombie (exited, its parent has not reaped it yet) does not."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
 def real_data_dir() -> Path:
     """The real data sets: `RUNNER_DATA_DIR`, else `../shared/data`; fail loudly if absent."""
     value = os.environ.get("RUNNER_DATA_DIR")

@@ -20,7 +20,7 @@ import mlflow
 import numpy as np
 import pytest
 from omegaconf import OmegaConf
-from tests.conftest import run_runner
+from tests.conftest import process_running, run_runner
 
 from runner import tracking
 from runner.errors import ConfigError
@@ -55,15 +55,6 @@ def _pids(state: Path) -> dict[str, int]:
     return {p.stem: int(p.read_text()) for p in state.glob("*.pid")}
 
 
-def _running(pid: int) -> bool:
-    """True while `pid` runs; a zombie (exited, its parent has not reaped it yet) does not."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
 @pytest.fixture(scope="module")
 def stack():
     """PostgreSQL + mlflow server + Ray head, started and stopped by the services script."""
@@ -84,7 +75,7 @@ def stack():
     finally:
         stopped = _services("stop", state)
         assert stopped.returncode == 0, stopped.stdout + stopped.stderr
-        assert not [name for name, pid in pids.items() if _running(pid)]
+        assert not [name for name, pid in pids.items() if process_running(pid)]
         shutil.rmtree(state, ignore_errors=True)
 
 

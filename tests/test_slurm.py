@@ -19,7 +19,7 @@ from pathlib import Path
 
 import mlflow
 import pytest
-from tests.conftest import run_experiment
+from tests.conftest import process_running, run_experiment
 
 from runner.tracking import cell_metrics
 
@@ -54,15 +54,6 @@ def _services(cmd: str, state: Path, *components: str) -> subprocess.CompletedPr
     )
 
 
-def _running(pid: int) -> bool:
-    """True while `pid` exists and is not a zombie (exited, parent not reaped yet)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
 def _pids(state: Path) -> dict[str, int]:
     files = [*state.glob("*.pid"), *(state / "slurm").glob("*.pid")]
     return {p.stem: int(p.read_text()) for p in files}
@@ -79,7 +70,7 @@ def _carrying(conf: Path) -> list[int]:
             environ = (proc / "environ").read_bytes()
         except OSError:
             continue
-        if needle in environ.split(b"\0") and _running(int(proc.name)):
+        if needle in environ.split(b"\0") and process_running(int(proc.name)):
             found.append(int(proc.name))
     return found
 
@@ -259,6 +250,6 @@ def test_after_the_sweeps_the_queue_is_empty_and_stop_leaves_no_process(cluster,
     assert stopped.returncode == 0, stopped.stderr
     for name in ("slurmd", "slurmctld", "munged", "mlflow", "postgres"):
         assert f"stopped {name} (PID {cluster['pids'][name]})" in stopped.stdout
-    assert [n for n, pid in cluster["pids"].items() if _running(pid)] == []
+    assert [n for n, pid in cluster["pids"].items() if process_running(pid)] == []
     assert _carrying(conf) == []  # no slurmstepd, job or daemon of this cluster is left
     assert not (cluster["state"] / "services.env").exists()

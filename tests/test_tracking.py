@@ -225,7 +225,7 @@ def test_outside_slurm_a_run_has_no_slurm_tags():
 def test_ctrl_c_during_a_run_ends_it_killed_and_leaves_no_partial_folder(tmp_path, monkeypatch):
     import runner.pipeline
 
-    def interrupted(cfg):
+    def interrupted(cfg, **_):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(runner.pipeline, "load_data", interrupted)

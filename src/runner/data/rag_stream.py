@@ -166,9 +166,10 @@ class RagStream:
     def _check_later_fields(self, records: list[dict], rows: list[int], file: str) -> None:
         """A JSONL field the first batch did not have fails here, naming its line."""
         known = {self.columns.get(f, f) for f in self.present or ()}
+        inverse = {c: f for f, c in self.columns.items()}
         for row, rec in zip(rows, records, strict=True):
             for column in rec:
-                field_name = {c: f for f, c in self.columns.items()}.get(column, column)
+                field_name = inverse.get(column, column)
                 if column in known or field_name not in FIELDS:
                     continue  # an unknown column is the mapping's business
                 raise DataError(
@@ -199,23 +200,18 @@ def stream_files(path: str) -> list[str]:
     return [str(target)]
 
 
-def open_stream(
-    path: str,
-    columns: dict[str, str] | None = None,
-    extra_columns: str = "error",
-    limit: int | None = None,
-    skip_invalid: bool = False,
-    name: str = "rag_file",
-) -> Any:
+def open_stream(path: str, **settings: Any) -> Any:
     """`dataset=rag_file` for a study that reads in batches (`runner.studies.route`).
 
     A JSONL or Parquet file, or a folder of Parquet shards, streams (`RagStream`); a CSV
-    (one text the CSV parser reads whole) is loaded by `load_rag_file` as before.
+    (one text the CSV parser reads whole) is loaded by `load_rag_file` as before. The
+    settings are `load_rag_file`'s (``columns``, ``extra_columns``, ``limit``,
+    ``skip_invalid``, ``name``).
     """
     target = Path(path).expanduser()
     if target.is_dir() or target.suffix.lower() in STREAM_SUFFIXES:
-        return RagStream(path, columns, extra_columns, limit, skip_invalid, name)
-    return load_rag_file(path, columns, extra_columns, limit, skip_invalid, name)
+        return RagStream(path, **settings)
+    return load_rag_file(path, **settings)
 
 
 def parquet_rows(file: str, start: int, stop: int) -> pa.Table:
