@@ -144,7 +144,9 @@ def route(
         }
     if rc != 0:
         raise SystemExit(f"{label}: route failed (exit {rc}); see {log}")
-    runtime = json.loads((artifacts / "route" / "latest" / "runtime.json").read_text())
+    # the run folder this process wrote (``latest`` follows run ids, not finishing order)
+    folder = [ln for ln in log.read_text().splitlines() if ln.startswith("outputs: ")][-1]
+    runtime = json.loads((Path(folder.removeprefix("outputs: ")) / "runtime.json").read_text())
     rows = int(runtime["rows"])
     study = float(runtime.get("study_seconds") or wall)
     return {
