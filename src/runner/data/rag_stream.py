@@ -307,7 +307,6 @@ class FrameStream:
         self.frame = data.frame.reset_index(drop=True)
         self.skip_invalid = True
         self.limit = None
-        self.present = {"id", "label"} if self.labelled else {"id"}
 
     @property
     def labelled(self) -> bool:

@@ -32,11 +32,13 @@ WORKER_ENV = (
 )
 
 
-def route_local(router_args: dict[str, Any], pending: list[int]) -> Iterator[RoutedBatch]:
-    """Route `pending` batches in this process, in order."""
+def route_local(
+    router_args: dict[str, Any], pending: list[int], model: Any = None
+) -> Iterator[RoutedBatch]:
+    """Route `pending` batches in this process, in order, with the run's loaded `model`."""
     if not pending:
         return
-    router = BatchRouter(**router_args)
+    router = BatchRouter(**router_args, model=model)
     for index in pending:
         yield router(index)
 

@@ -126,11 +126,13 @@ class BatchRouter:
         verifier: Any = None,
         verifier_name: str | None = None,
         threshold: float | None = None,
+        model: Any = None,
     ) -> None:
         from runner.routing.registry import load_routed_model
 
         self.stream, self.specs = stream, {s.index: s for s in specs}
-        self.model = load_routed_model(tracking_uri, model_uri)
+        # in the driving process the run's loaded model serves; a Ray worker loads its own
+        self.model = model if model is not None else load_routed_model(tracking_uri, model_uri)
         self.training_sources = list(self.model.metadata.get("training_sources") or [])
         self.on_unseen_source = on_unseen_source
         self.verifier, self.verifier_name, self.threshold = verifier, verifier_name, threshold
@@ -251,8 +253,13 @@ class StreamDriver:
                 raise DataError(reason, file=spec.file, row=row, field=self.id_field, ident=ident)
             log.warning("skipping %s row %s (id %r): %s", spec.file, row, ident, reason)
             skipped.append(
-                {"file": spec.file, "row": row, "field": self.id_field, "reason": reason}
-                | {"id": ident}
+                {
+                    "file": spec.file,
+                    "row": row,
+                    "field": self.id_field,
+                    "reason": reason,
+                    "id": ident,
+                }
             )
             repeats.append(i)
         skipped.sort(key=lambda p: p["row"] if isinstance(p["row"], int) else -1)
@@ -263,8 +270,9 @@ class StreamDriver:
     def _first_rows(self, wanted: set[str], before: int) -> dict[str, int]:
         """Row of each wanted id's first occurrence in batches before `before` (exact)."""
         found: dict[str, int] = {}
+        done = self.work.done
         for index in range(before):
-            if index not in self.work.done:
+            if index not in done:
                 continue
             shard = self.work.read(index, ["id", "_row"])
             hit = shard[shard["id"].astype(str).isin(wanted - set(found))]

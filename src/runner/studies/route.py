@@ -125,7 +125,7 @@ class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
         results = (
             engines.route_on_ray(router_args, pending, routing.ray_workers)
             if routing.engine == "ray"
-            else engines.route_local(router_args, pending)
+            else engines.route_local(router_args, pending, model)
         )
         with _progress(inputs.progress, len(pending)) as bar:
             st.drive(driver, results, bar)
