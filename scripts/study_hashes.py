@@ -8,7 +8,8 @@ mapping ``<cell>/<file>`` to its sha256; `--compare` prints what differs from an
 record and exits 1 if anything does.
 
     python scripts/study_hashes.py --out artifacts/hashes/before.json
-    python scripts/study_hashes.py --out artifacts/hashes/after.json --compare artifacts/hashes/before.json
+    python scripts/study_hashes.py --out artifacts/hashes/after.json \
+        --compare artifacts/hashes/before.json
 
 The routing chain (fit_gate -> route -> audit) needs a model registry, so it runs with
 `tracking=sqlite` in its own folder; the detector studies read
@@ -110,7 +111,8 @@ def run(cell: str, experiment: str, overrides: list[str], artifacts: Path, env: 
         return {"error": tail, "seconds": seconds}
     run_dir = (artifacts / experiment / "latest").resolve()
     hashes = {name: sha256(run_dir / name) for name in HASHED if (run_dir / name).exists()}
-    print(f"{cell}: {seconds} s  " + "  ".join(f"{k} {v[:12]}" for k, v in hashes.items()), flush=True)
+    shown = "  ".join(f"{name} {digest[:12]}" for name, digest in hashes.items())
+    print(f"{cell}: {seconds} s  {shown}", flush=True)
     return {"files": hashes, "seconds": seconds}
 
 
@@ -136,10 +138,8 @@ def main() -> None:
     rag_train, rag_test = work / "rag" / "train.jsonl", work / "rag" / "test.jsonl"
     for split, path in (("train", rag_train), ("test", rag_test)):
         if not path.exists():
-            subprocess.run(
-                [sys.executable, "scripts/ragtruth_to_rag_file.py", "--split", split, "--out", str(path)],
-                cwd=ROOT, env=env, check=True,
-            )
+            convert = [sys.executable, "scripts/ragtruth_to_rag_file.py", "--split", split]
+            subprocess.run([*convert, "--out", str(path)], cwd=ROOT, env=env, check=True)
     names = {
         "rag_train": rag_train,
         "rag_test": rag_test,
