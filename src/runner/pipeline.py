@@ -3,13 +3,15 @@
 `__main__` only adapts Hydra to this; tests call `run(cfg)` with a composed config.
 Everything that can be checked without data (study parameters, importable targets,
 split and bootstrap settings, building every part) is checked first, so a config error
-never costs a data load or a model load. Config nodes become objects here: the parts,
-splitters and typed settings in `build_inputs`, the data set in `load_data`; studies,
-the manifest and tracking receive what it built (`runner.studies.contract`). Elsewhere,
-only the parts' own factories build from config what a part is made of: the HRI
-configuration (`runner.hri.config.load_hri_config`, called by `build_inputs`) and the
-reproduction report, which re-composes a logged run's config to compare it
-(`runner.reporting.reproduction`).
+never costs a data load or a model load. Config nodes become the run's objects here: the
+parts, splitters and typed settings in `build_inputs`, the data set in `load_data`, the
+registered model a routing study routes with in `with_registered_model`; studies, the
+manifest and tracking receive what was built (`runner.studies.contract`). Elsewhere config
+becomes objects in exactly three places, none of them part of a run's path of its own:
+`runner.hri.config.load_hri_config` (the HRI configuration; called from `build_inputs`),
+`runner.schema_checks.check_schema_values` (builds schema nodes only to validate them,
+then drops them) and `runner.verifiers.build.build_verifier` (one verifier outside a run,
+for `scripts/bench_verifiers.py`).
 """
 
 from __future__ import annotations

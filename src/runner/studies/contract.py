@@ -17,9 +17,12 @@ what the registry needs to know about it:
 
 A study that reads its rows in batches (``streams=True``, `runner.studies.route`) gets a
 stream (`runner.data.rag_stream`) for a data set that can stream, else the loaded frame,
-and optionally `check` (settings that can fail before any data is read), `figures` (drawn
-from long-format cells alone, so `make tables` can redraw them) and `documents` (files
-drawn after the figures exist, e.g. ``report.md``). Defining the class registers it.
+and optionally `check` (settings that can fail before any data is read),
+`registered_model` (the ``models:/`` URI of a registered model the pipeline loads for it,
+``Inputs.model``), `figures` (drawn from long-format cells alone, so `make tables` can
+redraw them) and `documents` (files drawn after the figures exist, e.g. ``report.md``).
+Defining the class registers it. `Inputs.require_parts` is the one check that the parts a
+setting names are configured.
 """
 
 from __future__ import annotations
