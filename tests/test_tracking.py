@@ -287,3 +287,83 @@ def test_a_real_mlflow_server_serves_the_logged_run_over_its_rest_api_and_ui(tmp
         assert metrics["table3/QA/uncovered/AUROC"] == pytest.approx(0.7)
         with urllib.request.urlopen(base + "/", timeout=10) as resp:
             assert b"<html" in resp.read().lower()
+
+
+def test_publish_registers_the_model_links_the_run_and_writes_the_feedback(tmp_path):
+    import pandas as pd
+
+    from runner.gates import FeatureGate
+    from runner.results import ModelLink, ModelSpec
+    from runner.routing.model import RoutingModel, signature
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    client = mlflow.MlflowClient(tracking_uri=uri)
+    experiment = client.create_experiment("publish")
+    fit_run = client.create_run(experiment).info.run_id
+    example = pd.DataFrame({"question": ["q?"], "context": ["a b c"], "answer": ["a b"]})
+    fitted = StudyResult()
+    fitted.model = ModelSpec(
+        python_model=RoutingModel(FeatureGate("uncovered_fraction"), 0.9, 0.1),
+        name="gate",
+        alias="champion",
+        metadata={"gate": "uncovered"},
+        input_example=example,
+        tags={"training_sources": "docs"},
+        signature=signature(),
+    )
+    before = mlflow.get_tracking_uri()
+    try:
+        tracking.publish(uri, fitted, fit_run, tmp_path)
+    finally:
+        mlflow.set_tracking_uri(before)
+    record = json.loads((tmp_path / "registered_model.json").read_text())
+    assert (record["version"], record["run_id"], record["uri"]) == (
+        "1",
+        fit_run,
+        "models:/gate@champion",
+    )
+    assert client.get_model_version("gate", "1").tags == {"training_sources": "docs"}
+
+    written = []
+
+    class Feedback:  # a RunFeedback: written once the run id is known
+        def write(self, run_id):
+            written.append(run_id)
+            return {"logged": {"ragscope_risk": 2}}
+
+    route_run = client.create_run(experiment).info.run_id
+    routed = StudyResult(trace_feedback=Feedback())
+    routed.model_link = ModelLink("gate", "1", "last_route_run", "models:/gate@champion")
+    tracking.publish(uri, routed, route_run, tmp_path)
+    assert client.get_model_version("gate", "1").tags["last_route_run"] == route_run
+    assert written == [route_run]
+    summary = json.loads((tmp_path / "trace_assessments.json").read_text())
+    assert summary == {"logged": {"ragscope_risk": 2}}
+    # the run is tagged with the model version it used (logged when the run finishes)
+    assert tracking.link_tags(routed.model_link) == {
+        "model_name": "gate",
+        "model_version": "1",
+        "model_uri": "models:/gate@champion",
+    }
+    assert tracking.link_tags(None) == {}
+
+
+def test_with_tracking_off_feedback_is_written_nothing_is_linked_and_a_model_cannot_register(
+    tmp_path,
+):
+    from runner.results import ModelLink, ModelSpec
+
+    written = []
+
+    class Feedback:
+        def write(self, run_id):
+            written.append(run_id)
+            return {}
+
+    routed = StudyResult(trace_feedback=Feedback())
+    routed.model_link = ModelLink("gate", "1", "last_route_run")  # no run: nothing to link
+    tracking.publish(None, routed, None, tmp_path)
+    assert written == [None] and (tmp_path / "trace_assessments.json").exists()
+    fitted = StudyResult(model=ModelSpec(object(), "gate", "champion", {}, None))
+    with pytest.raises(ConfigError, match="registers a model: it needs tracking"):
+        tracking.publish(None, fitted, None, tmp_path)

@@ -3,8 +3,15 @@
 `__main__` only adapts Hydra to this; tests call `run(cfg)` with a composed config.
 Everything that can be checked without data (study parameters, importable targets,
 split and bootstrap settings, building every part) is checked first, so a config error
-never costs a data load or a model load. This is the only module that turns config nodes
-into objects (`build_inputs`); studies receive what it built (`runner.studies.contract`).
+never costs a data load or a model load. Config nodes become the run's objects here: the
+parts, splitters and typed settings in `build_inputs`, the data set in `load_data`, the
+registered model a routing study routes with in `with_registered_model`; studies, the
+manifest and tracking receive what was built (`runner.studies.contract`). Elsewhere config
+becomes objects in exactly three places, none of them part of a run's path of its own:
+`runner.hri.config.load_hri_config` (the HRI configuration; called from `build_inputs`),
+`runner.schema_checks.check_schema_values` (builds schema nodes only to validate them,
+then drops them) and `runner.verifiers.build.build_verifier` (one verifier outside a run,
+for `scripts/bench_verifiers.py`).
 """
 
 from __future__ import annotations
@@ -110,7 +117,8 @@ def build_inputs(cfg: DictConfig, data: Any = None) -> Inputs:
     """
     from runner.hri.config import load_hri_config
 
-    _use_run_registry(cfg)
+    store = _tracking(cfg)
+    _use_run_registry(store)
     return Inputs(
         experiment=str(cfg.experiment),
         seed=int(cfg.seed),
@@ -130,36 +138,36 @@ def build_inputs(cfg: DictConfig, data: Any = None) -> Inputs:
         ),
         hri=load_hri_config(cfg.hri) if cfg.get("hri") is not None else None,
         routing=_typed(cfg.get("routing")),
-        tracking=_tracking(cfg),
+        tracking=store,
         detector=_typed(cfg.get("detector")),
         train=_typed(cfg.get("train")),
     )
 
 
-def _use_run_registry(cfg: DictConfig) -> None:
+def _use_run_registry(store: Any) -> None:
     """Parts given a ``models:/`` URI (a trained detector) resolve it in this run's store."""
+    if store is None or not store.uri:
+        return
     from runner.verifiers.loading import use_registry
 
-    if cfg.get("tracking") is None or cfg.get("paths") is None:
-        return
-    from runner.tracking import resolve_uri
-
-    use_registry(resolve_uri(cfg)[0])
+    use_registry(store.uri)
 
 
 def _tracking(cfg: DictConfig) -> Any:
-    """Typed tracking settings whose `uri` is resolved to the store the runs use.
+    """Typed tracking settings with `uri` and `artifact_root` resolved: the run's store.
 
-    ``tracking.uri: null`` means SQLite under ``paths.artifacts_dir``; resolving it here
-    lets routing studies load registered models without reading ``paths`` themselves.
+    ``tracking.uri: null`` means SQLite under ``paths.artifacts_dir``. Resolved once,
+    here; the MLflow run, a loader that reads the store, the registered model a routing
+    study routes with and what the run registers all use this ``Inputs.tracking.uri``.
     """
     conf = _typed(cfg.get("tracking"))
     paths = cfg.get("paths")
-    if conf is None or conf.uri or paths is None or paths.get("artifacts_dir") is None:
+    if conf is None or paths is None or paths.get("artifacts_dir") is None:
         return conf
     from runner.tracking import resolve_uri
 
-    return replace(conf, uri=resolve_uri(cfg)[0])
+    uri, root = resolve_uri(cfg)
+    return replace(conf, uri=uri, artifact_root=root)
 
 
 def _items(cfg: DictConfig, group: str) -> list[tuple[str, Any]]:
@@ -202,11 +210,13 @@ STREAMING_LOADERS = {"runner.data.rag_file.load_rag_file": "runner.data.rag_stre
 """Loaders with a streaming counterpart (same arguments), for studies that read in batches."""
 
 
-def load_data(cfg: DictConfig, stream: bool = False) -> Any:
+def load_data(cfg: DictConfig, stream: bool = False, tracking_uri: str | None = None) -> Any:
     """Load the configured dataset (None when the study needs none).
 
     With `stream`, a loader that has a streaming counterpart (`STREAMING_LOADERS`) opens
-    the data as batches instead of reading every row.
+    the data as batches instead of reading every row. A loader that reads the tracking
+    store (MLflow traces) with no ``tracking_uri`` of its own reads `tracking_uri`, the
+    run's store (`Inputs.tracking.uri`; resolved from `cfg` when not given).
     """
     if cfg.get("dataset") is None:
         return None
@@ -215,9 +225,11 @@ def load_data(cfg: DictConfig, stream: bool = False) -> Any:
         kwargs["_target_"] = STREAMING_LOADERS[cfg.dataset._target_]
     if "tracking_uri" in cfg.dataset and not cfg.dataset.tracking_uri:
         # a loader that reads the tracking store (MLflow traces) reads the run's own store
-        from runner.tracking import resolve_uri
+        if tracking_uri is None:
+            from runner.tracking import resolve_uri
 
-        kwargs["tracking_uri"] = resolve_uri(cfg)[0]
+            tracking_uri = resolve_uri(cfg)[0]
+        kwargs["tracking_uri"] = tracking_uri
     try:
         return instantiate(cfg.dataset, _convert_="all", **kwargs)
     except InstantiationException as exc:
@@ -248,26 +260,32 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
     name and the manifest.
     """
     from runner import tracking
-    from runner.reporting.manifest import RunInfo
+    from runner.reporting.manifest import RunInfo, git_state
     from runner.reporting.outputs import write_files_and_documents, write_outputs
     from runner.reporting.run_folders import RunFolder, publish
-    from runner.routing.hooks import after_logging
 
     study, params, inputs = check_config(cfg)
     keep_runs = check_output_settings(cfg)
     tracking.check(cfg)
     overrides = list(hydra_overrides() if overrides is None else overrides)
     folder = RunFolder.create(Path(cfg.paths.output_dir))
-    info = RunInfo(run_id=folder.run_id, overrides=overrides)
+    git = git_state()  # read once: the manifest records it, a registered model carries it
+    inputs = replace(inputs, commit=git["commit"])
+    info = RunInfo(run_id=folder.run_id, overrides=overrides, git=git)
+    store = inputs.tracking
+    tracking_uri = store.uri if store is not None else None
     tracked = None
     try:
-        tracked = tracking.start_run(cfg, folder.run_dir, overrides)
-        info.mlflow_run_id = tracked.run_id if tracked else None
+        where = (store.uri, store.artifact_root) if store is not None and store.uri else None
+        tracked = tracking.start_run(cfg, folder.run_dir, overrides, store=where)
+        run_id = tracked.run_id if tracked else None
+        info.mlflow_run_id = run_id
         started = time.perf_counter()
-        data = load_data(cfg, stream=study.streams)
+        data = load_data(cfg, stream=study.streams, tracking_uri=tracking_uri)
         if tracked:
             tracked.log_input(data)
-        result = study.run(inputs.with_data(data), params)
+        inputs = with_registered_model(study, inputs.with_data(data), params)
+        result = study.run(inputs, params)
         result.runtime.setdefault("study_seconds", round(time.perf_counter() - started, 3))
         manifest = write_outputs(
             cfg,
@@ -276,9 +294,10 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
             folder.tmp_dir,
             figures=study.figures,
             run_info=info,
+            parts=model_parts(inputs),
         )
         write_files_and_documents(result, study.documents, folder.tmp_dir)
-        after_logging(cfg, result, tracked.run_id if tracked else None, folder.tmp_dir)
+        tracking.publish(tracking_uri, result, run_id, folder.tmp_dir)
         run_dir = publish(folder, keep_runs=keep_runs)
         if tracked:
             tracked.finish(cfg, result, run_dir, manifest)
@@ -293,6 +312,27 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
     return RunOutcome(
         result=result, output_dir=run_dir, mlflow_run_id=info.mlflow_run_id, run_id=info.run_id
     )
+
+
+def with_registered_model(study: Study, inputs: Inputs, params: Any) -> Inputs:
+    """`inputs` with the registered model the study routes with (`Study.registered_model`),
+    loaded from the run's store; unchanged for a study that names none."""
+    uri = study.registered_model(inputs, params)
+    if not uri:
+        return inputs
+    from runner.routing.registry import load_routed_model
+
+    store = inputs.require("tracking")
+    return replace(inputs, model=load_routed_model(store.uri, uri))
+
+
+def model_parts(inputs: Inputs) -> dict[str, Any]:
+    """The built parts that may load model files, by config key, for the manifest."""
+    parts = {f"verifiers.{name}": part for name, part in inputs.verifiers.items()}
+    parts.update({f"judges.{name}": part for name, part in inputs.judges.items()})
+    if inputs.span_detector is not None:
+        parts["span_detector"] = inputs.span_detector
+    return parts
 
 
 def hydra_overrides() -> list[str]:

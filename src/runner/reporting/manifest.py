@@ -9,6 +9,7 @@ anything differs.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import importlib.metadata as md
@@ -16,6 +17,7 @@ import platform
 import re
 import subprocess
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,16 +27,14 @@ from omegaconf import DictConfig, OmegaConf
 from runner.paths import PROJECT_ROOT
 from runner.results import StudyResult
 
-MODEL_GROUPS = ("verifiers", "judges")
-"""Config groups whose parts may load model files (plus the single `span_detector`)."""
-
 
 @dataclass
 class RunInfo:
     """Identity and timing of one run, filled in by the pipeline as the run goes.
 
     `started_perf` is `time.perf_counter()` at the start, so the manifest's wall time is a
-    monotonic difference, not two wall-clock readings.
+    monotonic difference, not two wall-clock readings. `git` is `git_state()`, read once
+    by the pipeline (the study is handed the same commit).
     """
 
     run_id: str
@@ -42,6 +42,7 @@ class RunInfo:
     started_perf: float = field(default_factory=time.perf_counter)
     overrides: list[str] = field(default_factory=list)
     mlflow_run_id: str | None = None
+    git: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The manifest's `run` entry; `wall_seconds` is measured now."""
@@ -122,24 +123,17 @@ def file_record(path: str | Path) -> dict[str, Any]:
     }
 
 
-def model_file_records(cfg: DictConfig) -> dict[str, Any]:
-    """sha256 of the model files of every configured part that loads any.
+def model_file_records(parts: Mapping[str, Any]) -> dict[str, Any]:
+    """sha256 of the model files of every built part that loads any (key -> record).
 
-    Each part is built from its config (cheap: weights load lazily) and asked for
-    `model_files()`; a part without the method (e.g. a judge behind an HTTP server) is
-    recorded as having no local files, and one that cannot say is recorded with its error.
+    `parts` are the parts the pipeline built for the run (``verifiers.<name>``,
+    ``judges.<name>``, ``span_detector``), each asked for `model_files()`; a part without
+    the method (e.g. a judge behind an HTTP server) is recorded as having no local files,
+    and one that cannot say is recorded with its error.
     """
-    from hydra.utils import instantiate
-
-    nodes = [
-        (f"{g}.{name}", node) for g in MODEL_GROUPS for name, node in (cfg.get(g) or {}).items()
-    ]
-    if cfg.get("span_detector") is not None:
-        nodes.append(("span_detector", cfg.span_detector))
     records: dict[str, Any] = {}
-    for key, node in nodes:
+    for key, part in parts.items():
         try:
-            part = instantiate(node, _convert_="all")
             files = getattr(part, "model_files", None)
             if files is None:
                 records[key] = {"files": [], "note": "no local model files"}
@@ -181,8 +175,13 @@ def build_manifest(
     tables: list[str],
     figures: list[str],
     run_info: RunInfo | None = None,
+    parts: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Assemble the manifest dict written as `manifest.json` and logged to MLflow."""
+    """Assemble the manifest dict written as `manifest.json` and logged to MLflow.
+
+    `parts` are the built parts whose model files are recorded (`model_file_records`);
+    the git state is `run_info.git` when the pipeline read it, else read here.
+    """
     dataset = None
     if data is not None:
         dataset = {
@@ -197,15 +196,16 @@ def build_manifest(
         "study": cfg.study.name,
         "created_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "run": run_info.as_dict() if run_info is not None else None,
-        "git": git_state(),
+        "git": run_info.git if run_info is not None and run_info.git is not None else git_state(),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "packages": package_versions(),
         "seeds": collect_seeds(cfg),
         "dataset": dataset,
         "models": result.runtime.get("models", {}),
-        "model_files": model_file_records(cfg),
+        "model_files": model_file_records(parts or {}),
         "tags": result.tags,
+        "model_link": dataclasses.asdict(result.model_link) if result.model_link else None,
         "tables": tables,
         "figures": figures,
         "config": OmegaConf.to_container(cfg, resolve=True),

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -101,11 +101,13 @@ def write_outputs(
     out_dir: Path,
     figures: FigureFn | None = None,
     run_info: RunInfo | None = None,
+    parts: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Write all outputs of one run into `out_dir` (a new, empty folder), manifest last.
 
-    `run_info` (run id, start time, overrides, ...; see `build_manifest`) goes into the
-    manifest; its wall time is measured here, just before the manifest is written.
+    `run_info` (run id, start time, overrides, git state; see `build_manifest`) goes into
+    the manifest; its wall time is measured here, just before the manifest is written.
+    `parts` are the built parts whose model files the manifest records.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     if any(out_dir.iterdir()):
@@ -121,7 +123,7 @@ def write_outputs(
         write_json(out_dir / name, obj)
     (out_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
     manifest = build_manifest(
-        cfg, result, data, tables=table_ids, figures=figure_ids, run_info=run_info
+        cfg, result, data, tables=table_ids, figures=figure_ids, run_info=run_info, parts=parts
     )
     write_json(out_dir / "manifest.json", manifest)
     log.info(

@@ -21,7 +21,6 @@ its risk into the same decision. The rules, in one place:
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,17 +32,6 @@ from runner.errors import ConfigError
 
 BAND_ORDER = {"accept": 0, "verify": 1, "review": 2}
 """Rank of each gate band in the cascade's ranking (higher = riskier)."""
-
-
-def configured_verifier(name: str, verifiers: Mapping[str, Any], key: str) -> Any:
-    """The verifier `name` among the configured ones, or a `ConfigError` saying how to add it."""
-    if name not in verifiers:
-        raise ConfigError(
-            f"{key}={name!r} is not a configured verifier (configured: {sorted(verifiers)}); "
-            f"add one with +verifier@verifiers.{name}=<config>, e.g. "
-            f"+verifier@verifiers.{name}=lettucedetect"
-        )
-    return verifiers[name]
 
 
 def verifier_threshold(verifier: Any, setting: float | None, name: str) -> float:

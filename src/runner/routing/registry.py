@@ -1,49 +1,25 @@
-"""MLflow model logging, registration and loading for the routing contract.
+"""Registered routing models: parse a ``models:/`` URI, load a version with its metadata.
 
-Why here and not in a study: studies never talk to MLflow. `fit_gate` returns a
-`ModelSpec` in its result; the pipeline calls `log_result_model` once the run is logged,
-which logs the pyfunc model into that same run, registers it and points the alias
-(``champion`` by default) at the new version. `route` and `audit` resolve a
-``models:/<name>@<alias>`` URI through `load_routed_model`, against the same tracking
-store the runs use (SQLite under ``artifacts/`` by default).
+Why here: `route`, `audit`, the route engines (one load per Ray worker) and the trace
+scorers all need the same thing, a registered gate at a fixed version with the contract it
+carries. Writing to the registry is not done here: a study that leaves a model returns a
+`runner.results.ModelSpec` and `runner.tracking.publish` logs and registers it.
 
-Every function here takes the tracking store as a plain URI, never a config: the pipeline
-resolves it once (`runner.tracking.resolve_uri`, handed to studies as
-``Inputs.tracking.uri``), so a study can load a model without seeing the config.
+Every function takes the tracking store as a plain URI, never a config: the pipeline
+resolves it once (``Inputs.tracking.uri``) and loads the model a routing study names
+(`Study.registered_model`), so the study receives it as ``Inputs.model``.
 """
 
 from __future__ import annotations
 
-import json
-import logging
 import re
-from dataclasses import dataclass, field
-from importlib.metadata import version
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from runner.errors import ConfigError
 
-log = logging.getLogger(__name__)
-
-REQUIREMENTS = ("mlflow", "scikit-learn", "numpy", "pandas", "scipy", "pyarrow")
 _URI = re.compile(r"^models:/(?P<name>[^/@]+)(?:@(?P<alias>[^/]+)|/(?P<version>\d+))$")
-
-
-@dataclass
-class ModelSpec:
-    """What a study asks the tracking layer to log and register with its run."""
-
-    python_model: Any
-    name: str
-    alias: str
-    metadata: dict[str, Any]
-    input_example: pd.DataFrame
-    tags: dict[str, str] = field(default_factory=dict)
-    artifacts: dict[str, str] | None = None  # name -> local path, shipped with the model
-    signature: Any = None  # None: the routing model's signature
 
 
 @dataclass
@@ -73,63 +49,6 @@ def _prepare(tracking_uri: str | None) -> str:
     if tracking_uri.startswith("sqlite:///"):
         Path(tracking_uri.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
     return tracking_uri
-
-
-def _pins() -> list[str]:
-    return [f"{name}=={version(name)}" for name in REQUIREMENTS]
-
-
-def log_result_model(
-    tracking_uri: str | None, result: Any, run_id: str | None, output_dir: Path
-) -> dict:
-    """Log, register and alias the result's `ModelSpec` in run `run_id`; {} when none.
-
-    Writes ``registered_model.json`` (name, version, alias, URI, run id) into `output_dir`
-    (the run folder, logged with the run when the pipeline finishes it). Called while the
-    run is open; resuming it for `mlflow.pyfunc.log_model` leaves it for the pipeline to
-    end.
-    """
-    spec: ModelSpec | None = getattr(result, "model", None)
-    if spec is None:
-        return {}
-    if run_id is None:
-        raise ConfigError("this experiment registers a model: it needs tracking (not tracking=off)")
-    import mlflow
-
-    from runner.routing.model import signature
-
-    uri = _prepare(tracking_uri)
-    mlflow.set_tracking_uri(uri)
-    mlflow.set_registry_uri(uri)
-    client = mlflow.MlflowClient(tracking_uri=uri, registry_uri=uri)
-    with mlflow.start_run(run_id=run_id):
-        info = mlflow.pyfunc.log_model(
-            name="model",
-            python_model=spec.python_model,
-            signature=spec.signature if spec.signature is not None else signature(),
-            input_example=spec.input_example,
-            artifacts=spec.artifacts,
-            metadata=spec.metadata,
-            pip_requirements=_pins(),
-            registered_model_name=spec.name,
-        )
-        model_version = str(info.registered_model_version)
-        client.set_registered_model_alias(spec.name, spec.alias, model_version)
-        for key, value in spec.tags.items():
-            client.set_model_version_tag(spec.name, model_version, key, str(value))
-        record = {
-            "name": spec.name,
-            "version": model_version,
-            "alias": spec.alias,
-            "uri": f"models:/{spec.name}@{spec.alias}",
-            "version_uri": f"models:/{spec.name}/{model_version}",
-            "run_id": run_id,
-            "tracking_uri": uri,
-        }
-        path = Path(output_dir) / "registered_model.json"
-        path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
-    log.info("registered %s version %s as @%s", spec.name, model_version, spec.alias)
-    return record
 
 
 def parse_model_uri(uri: str) -> tuple[str, str | None, str | None]:
@@ -180,16 +99,3 @@ def load_routed_model(tracking_uri: str | None, uri: str) -> RoutedModel:
         run_id=mv.run_id,
         uri=uri,
     )
-
-
-def link_run_to_model(tracking_uri: str | None, result: Any, run_id: str | None) -> None:
-    """Tag the model version a routing/audit run used with that run's id."""
-    link = getattr(result, "tags", {}) or {}
-    name, number, key = link.get("model_name"), link.get("model_version"), link.get("model_link")
-    if run_id is None or not (name and number and key):
-        return
-    import mlflow
-
-    uri = _prepare(tracking_uri)
-    client = mlflow.MlflowClient(tracking_uri=uri, registry_uri=uri)
-    client.set_model_version_tag(name, number, key, run_id)

@@ -14,13 +14,12 @@ all with source ``CODE`` / ``ragscope:<model>/<version>``. Idempotent per model 
 an assessment of the same name already logged for that version is not logged again, so a
 rerun adds nothing and a new version adds its own. The traces' experiment is marked as a
 GenAI experiment (unless it has a kind), so the MLflow UI opens it on its traces. The study
-builds a `TraceFeedback`; the pipeline's hook (`runner.routing.hooks`) writes it once the
-routing run id is known.
+returns a `TraceFeedback` as `StudyResult.trace_feedback`; the tracking layer
+(`runner.tracking.publish`) writes it once the routing run id is known.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -36,7 +35,7 @@ NAMES = (RISK, DECISION, AUDIT)
 
 @dataclass
 class TraceFeedback:
-    """What to write onto which traces (built by the route study, written by the hook)."""
+    """What to write onto which traces (built by the route study, written by tracking)."""
 
     tracking_uri: str
     experiment_id: str
@@ -50,6 +49,10 @@ class TraceFeedback:
     def source_id(self) -> str:
         """Who logged it: the model version, so versions are told apart in the UI."""
         return f"ragscope:{self.model_name}/{self.model_version}"
+
+    def write(self, run_id: str | None) -> dict[str, Any]:
+        """Log the assessments onto the traces (`log_assessments`); returns the counts."""
+        return log_assessments(self, run_id)
 
 
 def existing(traces: list[Any], source_id: str) -> set[tuple[str, str]]:
@@ -96,7 +99,7 @@ def assessments(feedback: TraceFeedback, row: Any, run_id: str | None) -> dict[s
     return out
 
 
-def write(feedback: TraceFeedback, run_id: str | None) -> dict[str, Any]:
+def log_assessments(feedback: TraceFeedback, run_id: str | None) -> dict[str, Any]:
     """Log every trace's assessments not yet logged by this model version; returns counts."""
     import mlflow
     from mlflow.entities import AssessmentSource, Feedback
@@ -140,8 +143,3 @@ def write(feedback: TraceFeedback, run_id: str | None) -> dict[str, Any]:
         "already_logged": kept,
         "seconds": round(seconds, 3),
     }
-
-
-def write_summary(summary: dict[str, Any]) -> str:
-    """The summary as the JSON written beside the decisions (``trace_assessments.json``)."""
-    return json.dumps(summary, indent=2, sort_keys=True) + "\n"

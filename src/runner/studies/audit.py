@@ -2,19 +2,20 @@
 
 The target is ``routing.max_accepted_risk`` when set, else the model's own
 ``accepted_risk_target`` (the risk-controlled target, or the upper end of the out-of-fold
-accepted-risk interval it promised). The run is tagged with the model version it judges,
-and that version gets a ``last_audit_run`` tag pointing back at the run.
+accepted-risk interval it promised). The pipeline loads the model version the decisions
+were routed by (`registered_model`); the run is linked to it (`ModelLink`: the run is
+tagged with the version, the version's ``last_audit_run`` tag names the run).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from runner.errors import DataError
-from runner.results import StudyResult
+from runner.results import ModelLink, StudyResult
 from runner.routing.audit import estimate
 from runner.routing.config import routing_or_defaults
-from runner.routing.registry import load_routed_model
 from runner.studies.contract import Inputs, Study
 
 TITLES = {"audit": "Audit of accepted rows: accepted risk, exact 95 % CI, target"}
@@ -30,18 +31,16 @@ class Params:
 class Audit(Study, name="audit", params=Params, titles=TITLES):
     """Judge the accepted risk of audited accepted rows against the contract's target."""
 
+    def registered_model(self, inputs: Inputs, params: Params) -> str | None:
+        """``routing.model_uri``, else the model version that routed the decisions."""
+        name, version = _routed_by(inputs.data)
+        return routing_or_defaults(inputs.routing).model_uri or f"models:/{name}/{version}"
+
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
         """Estimate the accepted risk and judge it against the contract's target."""
         routing, data = routing_or_defaults(inputs.routing), inputs.data
-        models = data.info["models"]
-        if len(models) != 1:
-            raise DataError(
-                f"audit labels cover rows of several models {models}: audit one at a time"
-            )
-        name, version = models[0].rsplit("/", 1)
-        model = load_routed_model(
-            inputs.require("tracking").uri, routing.model_uri or f"models:/{name}/{version}"
-        )
+        name, version = _routed_by(data)
+        model = inputs.model  # loaded by the pipeline (registered_model)
         if model.version != version or model.name != name:
             raise DataError(
                 f"routing.model_uri={routing.model_uri!r} is {model.name}/{model.version} but the "
@@ -70,12 +69,15 @@ class Audit(Study, name="audit", params=Params, titles=TITLES):
             "marked_rows": data.info["marked_rows"],
             "accepted_rows": data.info["accepted_rows"],
         }
-        result.tags.update(
-            {
-                "model_name": name,
-                "model_version": version,
-                "model_link": "last_audit_run",
-                "audit_verdict": est.verdict,
-            }
-        )
+        result.model_link = ModelLink(name, version, "last_audit_run")
+        result.tags["audit_verdict"] = est.verdict
         return result
+
+
+def _routed_by(data: Any) -> tuple[str, str]:
+    """(name, version) of the one model version that routed the audited decisions."""
+    models = data.info["models"]
+    if len(models) != 1:
+        raise DataError(f"audit labels cover rows of several models {models}: audit one at a time")
+    name, version = models[0].rsplit("/", 1)
+    return name, version

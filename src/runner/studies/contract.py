@@ -17,9 +17,12 @@ what the registry needs to know about it:
 
 A study that reads its rows in batches (``streams=True``, `runner.studies.route`) gets a
 stream (`runner.data.rag_stream`) for a data set that can stream, else the loaded frame,
-and optionally `check` (settings that can fail before any data is read), `figures` (drawn
-from long-format cells alone, so `make tables` can redraw them) and `documents` (files
-drawn after the figures exist, e.g. ``report.md``). Defining the class registers it.
+and optionally `check` (settings that can fail before any data is read),
+`registered_model` (the ``models:/`` URI of a registered model the pipeline loads for it,
+``Inputs.model``), `figures` (drawn from long-format cells alone, so `make tables` can
+redraw them) and `documents` (files drawn after the figures exist, e.g. ``report.md``).
+Defining the class registers it. `Inputs.require_parts` is the one check that the parts a
+setting names are configured.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -70,6 +74,12 @@ class Inputs:
         Where runs and registered models live (routing studies load models from there).
     detector, train : DetectorConf, TrainConf or None
         What `train_detector` trains and how (``detector`` and ``train`` groups), typed.
+    commit : str or None
+        The git commit of the code that runs (read once by the pipeline; the manifest
+        records the same), None outside a git checkout.
+    model : RoutedModel or None
+        The registered model the study routes with, loaded by the pipeline from the URI
+        `Study.registered_model` names (`runner.routing.registry`); None for other studies.
     """
 
     experiment: str
@@ -89,6 +99,8 @@ class Inputs:
     tracking: Any = None
     detector: Any = None
     train: Any = None
+    commit: str | None = None
+    model: Any = None
 
     def with_data(self, data: Any) -> Inputs:
         """The same inputs with the loaded dataset."""
@@ -103,6 +115,33 @@ class Inputs:
                 f"(add a `{what}` entry to conf/experiment/{self.experiment}.yaml)"
             )
         return value
+
+    def require_parts(self, group: str, names: Iterable[str], key: str) -> None:
+        """Every name in `names` is a part configured under `group`, else a `ConfigError`.
+
+        `group` is ``gates``, ``verifiers``, ``judges`` or ``splits``; `key` is the setting
+        that names the parts (``study.params.gates``, ``routing.verifier``). The error names
+        the missing parts, the configured ones and how to add one.
+        """
+        configured = getattr(self, group)
+        missing = sorted(set(names) - set(configured))
+        if not missing:
+            return
+        kind = PART_KINDS.get(group, group)
+        if len(missing) == 1:
+            name = missing[0]
+            what = f"{key}={name!r} is not a configured {kind}"
+        else:
+            what = f"{key}: {missing} are not configured {group}"
+        raise ConfigError(
+            f"{what} (configured: {sorted(configured)}); add one with "
+            f"+{kind}@{group}.{missing[0]}=<config> or `- /{kind}@{group}.{missing[0]}: "
+            f"<config>` in conf/experiment/{self.experiment}.yaml"
+        )
+
+
+PART_KINDS = {"gates": "gate", "verifiers": "verifier", "judges": "judge", "splits": "split"}
+"""Config group of named parts -> the group its configs come from (``conf/<kind>/``)."""
 
 
 class Study(ABC):
@@ -143,6 +182,15 @@ class Study(ABC):
     @abstractmethod
     def run(self, inputs: Inputs, params: Any) -> StudyResult:
         """Compute the study's cells, scores and runtime from built inputs."""
+
+    def registered_model(self, inputs: Inputs, params: Any) -> str | None:
+        """The ``models:/`` URI of the registered model this study routes with (None: none).
+
+        Called once the data is loaded; the pipeline loads that model from the run's
+        tracking store and hands it over as `Inputs.model`, so a study never talks to
+        MLflow itself.
+        """
+        return None
 
     def figures(self, cells: Any) -> dict[str, Any]:
         """Figures drawn from the long-format cells alone (name -> matplotlib figure)."""

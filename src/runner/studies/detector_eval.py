@@ -108,17 +108,10 @@ class DetectorEval(Study, name="detector_eval", params=Params, titles=TITLES):
 
     def check(self, inputs: Inputs, params: Params) -> None:
         """The named verifier and gates are configured."""
-        if params.verifier not in inputs.verifiers:
-            raise ConfigError(
-                f"study.params.verifier={params.verifier!r} is not a configured verifier "
-                f"(configured: {sorted(inputs.verifiers)})"
-            )
-        wanted = set(params.baselines) | ({params.stacked} if params.stacked else set())
-        missing = sorted(wanted - set(inputs.gates))
-        if missing:
-            raise ConfigError(
-                f"gates {missing} are not configured (configured: {sorted(inputs.gates)})"
-            )
+        inputs.require_parts("verifiers", [params.verifier], "study.params.verifier")
+        inputs.require_parts("gates", params.baselines, "study.params.baselines")
+        if params.stacked:
+            inputs.require_parts("gates", [params.stacked], "study.params.stacked")
 
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
         """Score, fit the baselines on the training split, bootstrap, time."""

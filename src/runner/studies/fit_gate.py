@@ -5,13 +5,13 @@ Thresholds come from out-of-fold scores (grouped CV) at ``routing.review_budget`
 Learn-Then-Test threshold for ``routing.max_accepted_risk`` at 1 - ``routing.delta``);
 the gate itself is then fitted on all rows. The model's metadata carries the thresholds,
 budgets, the OOF promise with intervals, the training data fingerprint and sources; the
-pipeline logs it into this run, registers it and sets the alias.
+tracking layer logs it into this run, registers it and sets the alias
+(`runner.tracking.publish`).
 """
 
 from __future__ import annotations
 
 import logging
-import subprocess
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,14 +20,12 @@ from sklearn.base import clone
 from runner.errors import ConfigError
 from runner.evaluation.oof import score_gates
 from runner.features import with_lexical_features
-from runner.results import StudyResult
+from runner.results import ModelSpec, StudyResult
 from runner.routing import report as rp
 from runner.routing.config import check_routing, routing_or_defaults
-from runner.routing.model import INPUT_FIELDS, RoutingModel
-from runner.routing.registry import ModelSpec
+from runner.routing.model import INPUT_FIELDS, RoutingModel, signature
 from runner.routing.thresholds import Thresholds, contract_thresholds
 from runner.studies.contract import Inputs, Study
-from runner.studies.operating_report import require_labels
 
 log = logging.getLogger(__name__)
 
@@ -44,16 +42,6 @@ class Params:
     input_example_rows: int = 2
 
 
-def _commit() -> str:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=False
-        )
-    except OSError:
-        return "unknown"
-    return out.stdout.strip() or "unknown"
-
-
 def _realised(y: np.ndarray, risk: np.ndarray, thresholds: Thresholds) -> dict:
     """Review precision and accepted risk the thresholds give on the out-of-fold scores."""
     review, accept = risk >= thresholds.review_at, risk <= thresholds.accept_at
@@ -64,26 +52,22 @@ def _realised(y: np.ndarray, risk: np.ndarray, thresholds: Thresholds) -> dict:
 
 
 class FitGate(Study, name="fit_gate", params=Params, titles=TITLES):
-    """Fit the routing gate, set its thresholds out of fold, hand it to the registry."""
+    """Fit the routing gate, set its thresholds out of fold, hand it over to register."""
 
     def check(self, inputs: Inputs, params: Params) -> None:
         """The contract's settings, the gate and tracking, before any data is read."""
         routing = routing_or_defaults(inputs.routing)
         check_routing(routing)
-        if routing.gate not in inputs.gates:
-            raise ConfigError(
-                f"routing.gate={routing.gate!r} is not a configured gate "
-                f"(configured: {sorted(inputs.gates)})"
-            )
+        inputs.require_parts("gates", [routing.gate], "routing.gate")
         if inputs.tracking is None or not inputs.tracking.enabled:
             raise ConfigError(
                 "fit_gate registers the model in MLflow: it cannot run with tracking=off"
             )
 
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
-        """OOF scores -> thresholds -> fit on all rows -> a `ModelSpec` for the registry."""
+        """OOF scores -> thresholds -> fit on all rows -> a `ModelSpec` to register."""
         routing, data = routing_or_defaults(inputs.routing), inputs.data
-        require_labels(data, "fit_gate")
+        rp.require_labels(data, "fit_gate")
         name = routing.gate
         gate = inputs.require("gates")[name]
         frame = with_lexical_features(data.frame, inputs.cache_dir).reset_index(drop=True)
@@ -150,7 +134,7 @@ class FitGate(Study, name="fit_gate", params=Params, titles=TITLES):
                 "positives": int(y.sum()),
             },
             "training_sources": sources,
-            "runner_commit": _commit(),
+            "runner_commit": inputs.commit or "unknown",
         }
         if rc is not None and not np.isfinite(rc.threshold):
             metadata["risk_control"]["threshold"] = "-inf"
@@ -163,6 +147,7 @@ class FitGate(Study, name="fit_gate", params=Params, titles=TITLES):
             alias=routing.alias,
             metadata=metadata,
             input_example=example.reset_index(drop=True),
+            signature=signature(),
             tags={
                 "training_data_fingerprint": data.fingerprint,
                 "training_sources": ",".join(sources),

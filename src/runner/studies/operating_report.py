@@ -29,7 +29,6 @@ from runner.routing import cascade as cs
 from runner.routing import cascade_report as cr
 from runner.routing import report as rp
 from runner.routing.config import check_routing, routing_or_defaults
-from runner.routing.report import require_labels  # also used by fit_gate
 from runner.studies.contract import Inputs, Study
 
 TITLES = {
@@ -71,7 +70,7 @@ class OperatingReport(Study, name="operating_report", params=Params, titles=TITL
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
         """Score every gate out of fold and report the operating points with intervals."""
         data = inputs.data
-        require_labels(data, "operating_report")
+        rp.require_labels(data, "operating_report")
         gates, boot = inputs.require("gates"), inputs.require("bootstrap")
         frame = with_lexical_features(data.frame, inputs.cache_dir).reset_index(drop=True)
         splitter = inputs.require("split")
@@ -147,31 +146,10 @@ class OperatingReport(Study, name="operating_report", params=Params, titles=TITL
         return {"operating_curves": curves}
 
     def documents(self, result: StudyResult, out_dir: Path) -> dict[str, str]:
-        """``report.md`` and ``report.html``."""
-        info = result.extra.get("data.json", {})
-        header = [
-            f"# Operating report: {info.get('name')}",
-            "",
-            f"{info.get('rows')} labelled rows; sources {info.get('sources')}; tasks "
-            f"{info.get('tasks')}; data fingerprint `{info.get('fingerprint')}`.",
-            "Scores are out of fold (grouped CV: no context group on both sides of a fold).",
-        ]
-        cascade = result.runtime.get("cascade")
-        if cascade:
-            header.append(
-                f"Cascade `{cascade['gate']} -> {cascade['verifier']}`: the gate routes every "
-                f"row; the verifier scores the gate's verify band "
-                f"({100 * cascade['share_sent_to_verifier']:.1f} % of rows) and, at threshold "
-                f"{cascade['threshold']:g}, sends a verified row to review or accepts it. "
-                f"`{cascade['verifier']}` alone scores every row."
-            )
-        for source, why in sorted((info.get("not_computable") or {}).items()):
-            header.append(
-                f"Source `{source}`: leave-source-out and target-label rows "
-                f"{rp.NOT_COMPUTABLE}: {why}; every other number is reported."
-            )
-        md = rp.render_markdown(result, out_dir, header)
-        return {"report.md": md, "report.html": rp.render_html(md, out_dir, "Operating report")}
+        """``report.md`` and ``report.html`` (`runner.reporting.operating_report_doc`)."""
+        from runner.reporting.operating_report_doc import documents
+
+        return documents(result, out_dir)
 
 
 def _check_cascade(inputs: Inputs) -> None:
@@ -186,13 +164,10 @@ def _check_cascade(inputs: Inputs) -> None:
             )
         return
     check_routing(routing)
-    verifier = cs.configured_verifier(routing.verifier, inputs.verifiers, "routing.verifier")
+    inputs.require_parts("verifiers", [routing.verifier], "routing.verifier")
+    verifier = inputs.verifiers[routing.verifier]
     cs.verifier_threshold(verifier, routing.verifier_threshold, routing.verifier)
-    if routing.gate not in inputs.gates:
-        raise ConfigError(
-            f"routing.gate={routing.gate!r} is not a configured gate (configured: "
-            f"{sorted(inputs.gates)}); the cascade needs the gate that routes the rows"
-        )
+    inputs.require_parts("gates", [routing.gate], "routing.gate")
     if routing.verifier in inputs.gates:
         raise ConfigError(
             f"routing.verifier={routing.verifier!r} is also a gate's name; rename the verifier"

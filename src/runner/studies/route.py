@@ -12,12 +12,13 @@ summary, the console and the MLflow metrics say "N read, M routed, K skipped".
 Over ``dataset=mlflow_traces`` the decisions also go back onto the traces as assessments
 (`runner.routing.trace_feedback`; ``trace_assessments.json`` counts them).
 The risks come from the registered pyfunc model, the same object `mlflow models serve`
-answers with. Rows from sources the gate was not fitted on are reported loudly and handled
-by ``routing.on_unseen_source``. With ``routing.verifier=<name>`` the configured verifier
-scores the ``verify`` band only (`runner.routing.cascade`): its risk is the ``<name>_risk``
-column and ``final_decision`` turns each verified row into accept or review at the verifier
-threshold, the gate's ``decision`` kept beside it; the rows sent and the verifier's
-ms/example go into the summary, the tables and MLflow. When the file has labels, the
+answers with; the pipeline loads it (`registered_model`) and the run is linked to its
+version (``last_route_run``). Rows from sources the gate was not fitted on are reported
+loudly and handled by ``routing.on_unseen_source``. With ``routing.verifier=<name>`` the
+configured verifier scores the ``verify`` band only (`runner.routing.cascade`): its risk is
+the ``<name>_risk`` column and ``final_decision`` turns each verified row into accept or
+review at the verifier threshold, the gate's ``decision`` kept beside it; the rows sent and
+the verifier's ms/example go into the summary, the tables and MLflow. When the file has labels, the
 realised review precision and accepted risk are reported beside the model's out-of-fold
 promise (and, with a verifier, after it).
 """
@@ -29,14 +30,14 @@ from typing import Any
 
 from runner.data.rag_stream import FrameStream
 from runner.errors import ConfigError
-from runner.results import StudyResult
+from runner.results import ModelLink, StudyResult
 from runner.routing import cascade as cs
 from runner.routing import engines
 from runner.routing import route as rt
 from runner.routing import stream as st
 from runner.routing import stream_report as sr
 from runner.routing.config import check_routing, routing_or_defaults
-from runner.routing.registry import load_routed_model, parse_model_uri
+from runner.routing.registry import parse_model_uri
 from runner.routing.trace_feedback import TraceFeedback
 from runner.routing.work_folder import WorkFolder, work_key, work_root
 from runner.studies.contract import Inputs, Study
@@ -71,21 +72,24 @@ class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
             raise ConfigError("route needs routing.model_uri=models:/<name>@champion")
         parse_model_uri(routing.model_uri)
         if routing.verifier:
-            verifier = cs.configured_verifier(
-                routing.verifier, inputs.verifiers, "routing.verifier"
-            )
+            inputs.require_parts("verifiers", [routing.verifier], "routing.verifier")
+            verifier = inputs.verifiers[routing.verifier]
             cs.verifier_threshold(verifier, routing.verifier_threshold, routing.verifier)
         if routing.engine == "ray":
             engines.connect(routing.ray_address)
 
+    def registered_model(self, inputs: Inputs, params: Params) -> str | None:
+        """``routing.model_uri``: the pipeline loads it (``Inputs.model``)."""
+        return routing_or_defaults(inputs.routing).model_uri
+
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
-        """Load the model, route every batch, mark the audit sample, summarise."""
+        """Route every batch with the loaded model, mark the audit sample, summarise."""
         routing, data = routing_or_defaults(inputs.routing), inputs.data
         streamed = hasattr(data, "plan")
         stream = data if streamed else FrameStream(data)
         loader_skipped = [] if streamed else list(data.info.get("skipped") or [])
-        tracking_uri = inputs.require("tracking").uri
-        model = load_routed_model(tracking_uri, routing.model_uri)
+        tracking_uri = inputs.require("tracking").uri  # where a Ray worker loads the model
+        model = inputs.model  # loaded by the pipeline (registered_model)
         training_sources = list(model.metadata.get("training_sources") or [])
         where = data.files[0] if data.files else data.info.get("location")
         specs = stream.plan(routing.batch_rows)
@@ -222,14 +226,7 @@ class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
                 **cascade,
                 "final_counts": sr.decision_counts(final),
             }
-        result.tags.update(
-            {
-                "model_name": model.name,
-                "model_version": model.version,
-                "model_link": "last_route_run",
-                "model_uri": model.uri,
-            }
-        )
+        result.model_link = ModelLink(model.name, model.version, "last_route_run", model.uri)
         return result
 
 

@@ -42,7 +42,7 @@ class Params:
     table_gates: list[str] = field(default_factory=lambda: ["ragscope_e", "rouge_l"])
 
 
-def _check(params: Params, gates: dict) -> None:
+def _check(params: Params, inputs: Inputs) -> None:
     for value, name in [
         (params.rho, "rho"),
         (params.alpha, "alpha"),
@@ -51,12 +51,7 @@ def _check(params: Params, gates: dict) -> None:
     ]:
         if not 0.0 < value <= 1.0:
             raise ConfigError(f"study.params.{name}: {value} is not a fraction in (0, 1]")
-    missing = sorted(set(params.table_gates) - set(gates))
-    if missing:
-        raise ConfigError(
-            f"study.params.table_gates {missing} are not configured gates "
-            f"(configured: {sorted(gates)})"
-        )
+    inputs.require_parts("gates", params.table_gates, "study.params.table_gates")
 
 
 def _pct(x: float) -> str:
@@ -70,7 +65,7 @@ class OperatingPoints(
 
     def check(self, inputs: Inputs, params: Params) -> None:
         """Budgets are fractions and every table gate is configured."""
-        _check(params, inputs.gates)
+        _check(params, inputs)
 
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
         """Score gates out of fold and evaluate the fixed operating points with CIs."""

@@ -71,17 +71,9 @@ class Params:
     labels: dict[str, str] = field(default_factory=dict)  # verifier -> row label (default: name)
 
 
-def _check(params: Params, gates: dict, verifiers: dict) -> None:
-    for group, wanted, configured in (
-        ("gates", params.gates, gates),
-        ("verifiers", params.verifiers, verifiers),
-    ):
-        missing = sorted(set(wanted) - set(configured))
-        if missing:
-            raise ConfigError(
-                f"study.params.{group} {missing} are not configured {group} "
-                f"(configured: {sorted(configured)})"
-            )
+def _check(params: Params, inputs: Inputs) -> None:
+    for group in ("gates", "verifiers"):
+        inputs.require_parts(group, getattr(params, group), f"study.params.{group}")
     for name in (
         "timing_sample",
         "timing_repeats",
@@ -108,12 +100,12 @@ class VerifierCost(Study, name="rq4_verifier_cost", params=Params, titles=TITLES
 
     def check(self, inputs: Inputs, params: Params) -> None:
         """Every row the table names is a configured gate or verifier; sizes are positive."""
-        _check(params, inputs.gates, inputs.verifiers)
+        _check(params, inputs)
 
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
         """Score gates out of fold and verifiers on every row (real weights), time them all."""
         data, gates = inputs.data, inputs.require("gates")
-        _check(params, gates, inputs.verifiers)
+        _check(params, inputs)
         gates = {g: gates[g] for g in params.gates}
         verifiers = {name: inputs.verifiers[name] for name in params.verifiers}
         splitter = inputs.require("split")

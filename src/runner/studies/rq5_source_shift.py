@@ -81,12 +81,7 @@ class SourceShift(
     def check(self, inputs: Inputs, params: Params) -> None:
         """Both gates are configured; both source-shift splitters are, on `source`."""
         for role in ("calibrated_gate", "zero_shot_gate"):
-            name = getattr(params, role)
-            if name not in inputs.gates:
-                raise ConfigError(
-                    f"study.params.{role}={name!r} is not a configured gate "
-                    f"(configured: {sorted(inputs.gates)})"
-                )
+            inputs.require_parts("gates", [getattr(params, role)], f"study.params.{role}")
         for key, what in SPLITS.items():
             if key not in inputs.splits:
                 raise ConfigError(

@@ -24,8 +24,7 @@ import pandas as pd
 
 from runner.data.base import sha256_file
 from runner.errors import ConfigError
-from runner.results import StudyResult
-from runner.routing.registry import ModelSpec
+from runner.results import ModelSpec, StudyResult
 from runner.studies.contract import Inputs, Study
 from runner.verifiers.detector_config import DetectorConf, TrainConf, backbone_folder
 from runner.verifiers.detector_model import ARTIFACT, INPUT_FIELDS, DetectorModel, signature
