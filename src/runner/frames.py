@@ -3,7 +3,7 @@
 Why here, among the shared small modules: the loaders (`runner.data`) build frames with
 these columns and the evaluation protocol (`runner.evaluation.timing`) strips a frame back
 to them, and the import contracts keep `data` and `evaluation` independent of each other.
-`runner.data.base.REQUIRED_COLUMNS` is this tuple.
+`runner.data` re-exports it.
 """
 
 from __future__ import annotations

@@ -32,15 +32,11 @@ from typing import Any
 
 import pandas as pd
 
-from runner.data.base import (
-    IssueLog,
-    LoadedData,
-    fingerprint_files,
-    frame_fingerprint,
-    read_jsonl,
-    text_problem,
-)
+from runner.data.base import LoadedData
 from runner.data.claim_labels import LABELS, SEVERITY, to_label
+from runner.data.hashing import fingerprint_files, frame_fingerprint
+from runner.data.row_issues import IssueLog, text_problem
+from runner.data.text_files import read_jsonl
 from runner.errors import ConfigError, DataError, DataNotFoundError
 from runner.paths import data_dir as default_data_dir
 

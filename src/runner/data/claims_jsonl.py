@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from runner.data.base import IssueLog, LoadedData, read_jsonl, text_problem
+from runner.data.base import LoadedData
 from runner.data.claim_frame import check_limit, criticality_problem, finish, passages_problem
 from runner.data.claim_labels import to_label
+from runner.data.row_issues import IssueLog, text_problem
+from runner.data.text_files import read_jsonl
 from runner.errors import DataNotFoundError
 
 USER_REQUIRED = ("question", "claim", "passages", "label")

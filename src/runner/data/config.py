@@ -36,8 +36,8 @@ class RagTruthConf:
     data_dir: Optional[str] = None
 
     def __post_init__(self) -> None:
-        from runner.data.base import check_split_file
         from runner.data.ragtruth import SPLITS
+        from runner.data.split_files import check_split_file
 
         check_split_file(self.name, self.split, self.path, SPLITS)
 
@@ -69,7 +69,7 @@ class WiceConf:
     data_dir: Optional[str] = None
 
     def __post_init__(self) -> None:
-        from runner.data.base import check_split_file
+        from runner.data.split_files import check_split_file
         from runner.data.wice import WICE_SPLITS
 
         check_split_file(self.name, self.split, self.path, WICE_SPLITS)

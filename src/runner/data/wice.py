@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from runner.data.base import LoadedData, check_split_file
+from runner.data.base import LoadedData
 from runner.data.claim_frame import (
     check_limit,
     count_values,
@@ -23,6 +23,7 @@ from runner.data.claim_frame import (
     strict_records,
 )
 from runner.data.claim_labels import LABELS, SEVERITY
+from runner.data.split_files import check_split_file
 from runner.errors import DataError
 
 WICE_FILES = {
