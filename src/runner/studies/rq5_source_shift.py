@@ -35,7 +35,7 @@ from runner.evaluation import scopes as rs
 from runner.evaluation import source_shift as ss
 from runner.evaluation.oof import score_gates
 from runner.features import with_lexical_features
-from runner.reporting.reproduction import TITLES_FILE
+from runner.reporting.logged_runs import TITLES_FILE
 from runner.results import StudyResult
 from runner.studies.contract import Inputs, Study
 
