@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from runner.errors import DataError
 from runner.evaluation.bootstrap import (
     MACRO,
     POOLED,
@@ -135,17 +134,6 @@ def _boot_info(res: BootstrapResult) -> dict[str, Any]:
         "n_rows": res.n_rows,
         "n_redrawn": res.n_redrawn,
     }
-
-
-def check_binary_labels(frame: pd.DataFrame, name: str) -> None:
-    """Fail before any work when the labels cannot support AUROC/AP."""
-    counts = frame["label"].value_counts().to_dict()
-    if set(counts) != {0, 1}:
-        raise DataError(
-            f"data set {name}: labels {counts}; AUROC/AP need both classes "
-            "(1 = unfaithful, 0 = faithful)",
-            field="label",
-        )
 
 
 def task_order(frame: pd.DataFrame) -> list[str]:
