@@ -358,21 +358,6 @@ def start_run(
     return tracked
 
 
-def log_run(
-    cfg: DictConfig, result: StudyResult, output_dir: Path, manifest: dict[str, Any]
-) -> str | None:
-    """Log an already finished run in one go (start, finish); returns the run id."""
-    tracked = start_run(cfg, output_dir)
-    if tracked is None:
-        return None
-    try:
-        tracked.finish(cfg, result, output_dir, manifest)
-    except BaseException as exc:
-        tracked.fail(exc)
-        raise
-    return tracked.run_id
-
-
 def _dataset_entity(data: Any) -> Any:
     """The MLflow dataset entity of a loaded data set (a pandas dataset when there is a frame:
     schema and row count show in the UI; else name, source and digest only)."""

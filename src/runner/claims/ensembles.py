@@ -12,7 +12,7 @@ the same rule:
   screener's label.
 - `k_of_n`: flagged when at least k of the n members flag. Its label is the k-th most
   severe member label, so k = 1 is the union (`union_rule`: flag if any flags, worst label)
-  and k = n is `all_agree_rule` (flag only if all flag, mildest label).
+  and k = n flags only when all flag, with the mildest label.
 
 An abstaining judge has already been routed to yellow by the verdict parser, so every rule
 here counts an abstention as a flag; nothing unparsed can come out green.
@@ -99,11 +99,6 @@ def k_of_n(members: Sequence[Sequence[str]], k: int) -> np.ndarray:
 def union_rule(members: Sequence[Sequence[str]]) -> np.ndarray:
     """Flag when any member flags; the worst member label."""
     return k_of_n(members, 1)
-
-
-def all_agree_rule(members: Sequence[Sequence[str]]) -> np.ndarray:
-    """Flag only when every member flags; the mildest member label."""
-    return k_of_n(members, len(members))
 
 
 @dataclass(frozen=True)

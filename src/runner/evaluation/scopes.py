@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from runner.evaluation.bootstrap import (
@@ -141,8 +140,3 @@ def task_order(frame: pd.DataFrame) -> list[str]:
     present = set(frame["task"].astype(str))
     known = [t for t in TASK_ORDER if t in present]
     return known + sorted(present - set(known))
-
-
-def as_float(values: Any) -> np.ndarray:
-    """Scores as a float64 array (bootstrap and metrics insist on it)."""
-    return np.asarray(values, dtype=np.float64)

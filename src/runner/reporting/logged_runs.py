@@ -99,11 +99,6 @@ def scan_logged_runs(
     return runs, skipped
 
 
-def read_logged_runs(artifacts_dir: Path) -> list[LoggedRun]:
-    """The latest complete run of every experiment under `artifacts_dir`."""
-    return scan_logged_runs(artifacts_dir)[0]
-
-
 def read_cells(path: Path) -> pd.DataFrame:
     """Read a long-format cells file, checking its columns."""
     frame = pd.read_csv(path, dtype={"table": str, "row": str, "column": str})
