@@ -19,9 +19,9 @@ assigned constant of a module under ``src/runner``. Such a name is *used* when
   `runner.studies.contract.Study` registers every subclass; found by name from config);
 - or `ALLOWED` names it, with the reason.
 
-Tests do not count as users. Names are matched by spelling, not by resolving imports (as
-vulture does): a name used elsewhere for something else hides a dead one, never the
-reverse, so every finding is real.
+Tests do not count as users. Names are matched by spelling, not by resolving imports: a
+name used elsewhere for something else can hide a dead one, never the reverse, so every
+finding is real.
 
     python scripts/dead_code.py               # this project
     python scripts/dead_code.py --root DIR    # a project with src/<package>, scripts/, conf/
