@@ -86,10 +86,12 @@ ROWS ?= 1000000
 traffic:  ## generated traffic for route (RAGTruth test resampled): make traffic ROWS=1000000
 	$(PY) scripts/make_traffic.py --rows $(ROWS) --out artifacts/traffic/$(ROWS)
 
-lint:  ## ruff check + format check + the import contracts of docs/architecture.md
+lint:  ## ruff check + format check + the import contracts of docs/architecture.md + no import cycle + no unused public name
 	$(PY) -m ruff check src tests scripts
 	$(PY) -m ruff format --check src tests scripts
 	.venv/bin/lint-imports --no-cache
+	$(PY) scripts/check_imports.py
+	$(PY) scripts/dead_code.py
 
 format:
 	$(PY) -m ruff format src tests scripts

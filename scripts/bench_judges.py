@@ -56,7 +56,7 @@ from runner.claims.judges.cache import AnswerCache  # noqa: E402
 from runner.claims.sampling import select_claims  # noqa: E402
 from runner.claims.verifier_runs import judge_units  # noqa: E402
 from runner.config import register_configs  # noqa: E402
-from runner.data.claims import load_wice  # noqa: E402
+from runner.data.wice import load_wice  # noqa: E402
 from runner.paths import PROJECT_ROOT, artifacts_dir  # noqa: E402
 
 log = logging.getLogger("bench_judges")

@@ -17,8 +17,9 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from runner.paths import PROJECT_ROOT, artifacts_dir
+from runner.reporting.logged_runs import SkippedRun, read_cells, scan_logged_runs
 from runner.reporting.outputs import write_figures, write_tables
-from runner.reporting.reproduction import SkippedRun, read_cells, render_report, scan_logged_runs
+from runner.reporting.reproduction import render_report
 from runner.studies import load_study
 
 

@@ -139,3 +139,19 @@ def mlflow_server(
             server.wait(timeout=20)
         except subprocess.TimeoutExpired:
             server.kill()
+
+
+def yaml_body_lines(path: str | Path) -> list[str]:
+    """A conf YAML's key lines, without comment-only lines and the defaults block."""
+    lines, in_defaults = [], False
+    for line in Path(path).read_text().splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if line.startswith("defaults:"):
+            in_defaults = True
+            continue
+        if in_defaults and line.startswith((" ", "-")):
+            continue
+        in_defaults = False
+        lines.append(line)
+    return lines

@@ -68,3 +68,13 @@ def test_a_study_importing_omegaconf_breaks_the_recipe_rule(tree_copy):
     result = lint(tree_copy)
     assert result.returncode != 0
     assert "runner.studies.rq1_cheap_signals -> omegaconf" in result.stdout
+
+
+def test_every_study_module_stays_under_300_lines():
+    """docs/architecture.md: a study only orchestrates; machinery goes in its room."""
+    long = {
+        f.name: n
+        for f in (ROOT / "src/runner/studies").glob("*.py")
+        if (n := len(f.read_text().splitlines())) >= 300
+    }
+    assert long == {}

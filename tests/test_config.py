@@ -14,8 +14,8 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from runner.config import register_configs
-from runner.data.base import REQUIRED_COLUMNS
 from runner.errors import ConfigError, DataError
+from runner.frames import REQUIRED_COLUMNS
 from runner.pipeline import check_config
 from runner.verifiers.loading import ModelNotAvailableError
 

@@ -202,7 +202,8 @@ for i in range(20):
 while not (artifacts / "go").exists():  # all jobs start logging at once
     time.sleep(0.01)
 try:
-    tracking.log_run(cfg, result, out, {"git": {"commit": "test"}})
+    tracked = tracking.start_run(cfg, out)  # the pipeline's path: open, then finish
+    tracked.finish(cfg, result, out, {"git": {"commit": "test"}})
     print(json.dumps(None))
 except Exception as exc:
     print(json.dumps(f"job {job}: {type(exc).__name__}: {str(exc)[:300]}"))

@@ -59,7 +59,9 @@ def _logged(tmp_path: Path) -> tuple[str, str]:
     out = tmp_path / "unit"
     out.mkdir()
     (out / "cells.csv").write_text("table,row,column,value,ci_low,ci_high\n")
-    run_id = tracking.log_run(cfg, _result(), out, {"git": {"commit": "abc"}})
+    tracked = tracking.start_run(cfg, out)  # the pipeline's path: open, then finish
+    tracked.finish(cfg, _result(), out, {"git": {"commit": "abc"}})
+    run_id = tracked.run_id
     uri, _ = tracking.resolve_uri(cfg)
     return run_id, uri
 
@@ -89,7 +91,7 @@ def test_a_run_logs_cells_cis_params_tags_and_artifacts_to_sqlite(tmp_path):
 
 def test_tracking_off_logs_nothing(tmp_path):
     cfg = _cfg(tmp_path, enabled=False)
-    assert tracking.log_run(cfg, _result(), tmp_path, {"git": {"commit": None}}) is None
+    assert tracking.start_run(cfg, tmp_path) is None
     assert not (tmp_path / "mlflow.db").exists()
 
 

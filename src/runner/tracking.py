@@ -376,21 +376,6 @@ def start_run(
     return tracked
 
 
-def log_run(
-    cfg: DictConfig, result: StudyResult, output_dir: Path, manifest: dict[str, Any]
-) -> str | None:
-    """Log an already finished run in one go (start, finish); returns the run id."""
-    tracked = start_run(cfg, output_dir)
-    if tracked is None:
-        return None
-    try:
-        tracked.finish(cfg, result, output_dir, manifest)
-    except BaseException as exc:
-        tracked.fail(exc)
-        raise
-    return tracked.run_id
-
-
 def link_tags(link: ModelLink | None) -> dict[str, str]:
     """The run tags naming the registered model version a run used (empty without one)."""
     if link is None:

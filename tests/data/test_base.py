@@ -10,19 +10,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from runner.data.base import (
-    REQUIRED_COLUMNS,
-    IssueLog,
-    LoadedData,
-    fingerprint_files,
-    frame_fingerprint,
-    group_key,
-    read_jsonl,
-    screen_rows,
-    span_problem,
-    validate_response_frame,
-)
+from runner.data.base import LoadedData
+from runner.data.hashing import fingerprint_files, frame_fingerprint, group_key
+from runner.data.response_frame import screen_rows, span_problem, validate_response_frame
+from runner.data.row_issues import IssueLog
+from runner.data.text_files import read_jsonl
 from runner.errors import DataError
+from runner.frames import REQUIRED_COLUMNS
 
 
 def _error(frame: pd.DataFrame, file: str = "my.parquet") -> DataError:
@@ -147,7 +141,7 @@ def test_skip_invalid_drops_counts_lists_and_logs(canonical_frame, caplog):
     frame.at[0, "answer"] = ""
     frame.at[2, "example_id"] = "e2"  # duplicate of row 1
     issues = IssueLog(skip_invalid=True)
-    with caplog.at_level(logging.WARNING, logger="runner.data.base"):
+    with caplog.at_level(logging.WARNING, logger="runner.data.row_issues"):
         out = screen_rows(frame, ["f.parquet"] * 3, [0, 1, 2], issues)
     assert out["example_id"].tolist() == ["e2"]
     assert issues.skipped_rows() == 2

@@ -8,14 +8,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from runner.data.claims import (
-    CLAIM_COLUMNS,
-    load_claims_jsonl,
-    load_factcheck_stance,
-    load_wice,
-    load_wice_oracle,
-    validate_claim_frame,
-)
+from runner.data.claim_frame import CLAIM_COLUMNS, validate_claim_frame
+from runner.data.claims_jsonl import load_claims_jsonl
+from runner.data.factcheck_stance import load_factcheck_stance
+from runner.data.wice import load_wice, load_wice_oracle
 from runner.errors import ConfigError, DataError, DataNotFoundError
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "claims" / "claims_example.jsonl"

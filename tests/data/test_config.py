@@ -10,8 +10,9 @@ import pytest
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 from omegaconf.errors import ValidationError
+from tests.conftest import yaml_body_lines
 
-from runner.config import load_part_yaml, yaml_body_lines
+from runner.config import load_part_yaml
 from runner.data import LoadedData
 from runner.data.config import HaluBenchConf, RagTruthConf
 from runner.data.halubench import load_halubench

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from runner.data import halubench, hub
-from runner.data.base import REQUIRED_COLUMNS
 from runner.data.halubench import load_halubench
 from runner.errors import ConfigError, DataError, DataNotFoundError
+from runner.frames import REQUIRED_COLUMNS
 
 
 def test_csv_mapping(halubench_csv):

@@ -8,9 +8,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from runner.data.base import REQUIRED_COLUMNS, group_key
+from runner.data.hashing import group_key
 from runner.data.rag_file import PASSAGE_JOIN, load_rag_file, parse_label
 from runner.errors import ConfigError, DataError, DataNotFoundError
+from runner.frames import REQUIRED_COLUMNS
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "rag_file" / "rag_example.jsonl"
 GOOD = {"id": "a1", "question": "q?", "context": "The sky is blue.", "answer": "It is blue."}

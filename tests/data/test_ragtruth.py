@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from runner.data import hub, ragtruth
-from runner.data.base import REQUIRED_COLUMNS
 from runner.data.ragtruth import load_ragtruth
 from runner.errors import ConfigError, DataError, DataNotFoundError
+from runner.frames import REQUIRED_COLUMNS
 
 # --- processed parquet -------------------------------------------------------------------
 

@@ -9,12 +9,13 @@ import pytest
 from tests.data.test_claims import GOOD
 from tests.data.test_factbench import fb_record, tree_record, write_folder
 
-from runner.data.base import IssueLog, text_lines
-from runner.data.claims import load_claims_jsonl
+from runner.data.claims_jsonl import load_claims_jsonl
 from runner.data.factbench import load_factbench
 from runner.data.halubench import load_halubench
 from runner.data.hri_claims import read_claims_file
 from runner.data.ragtruth import load_ragtruth
+from runner.data.row_issues import IssueLog
+from runner.data.text_files import text_lines
 from runner.errors import DataError
 from runner.verifiers.tokenizer_training import read_corpus
 

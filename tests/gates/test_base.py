@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from runner.features import lexical_features
-from runner.gates.base import as_risk, check_labels, check_lexical_names, with_lexical
+from runner.gates.base import as_risk, check_lexical_names, with_lexical
 
 
 def test_present_columns_are_reused_and_missing_ones_computed(train):
@@ -46,11 +46,3 @@ def test_as_risk_checks_length_and_finiteness():
         as_risk([1, 2, 3], frame)
     with pytest.raises(RuntimeError, match="non-finite"):
         as_risk([1, np.inf], frame)
-
-
-def test_labels_are_binary_with_both_classes():
-    frame = pd.DataFrame({"a": [1, 2, 3]})
-    assert check_labels([0, 1, 1], frame).tolist() == [0, 1, 1]
-    assert check_labels(np.array([True, False, True]), frame).tolist() == [1, 0, 1]
-    with pytest.raises(ValueError, match="0/1"):
-        check_labels([0, 1, 2], frame)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tests.conftest import load_script
 
 from runner.paths import PROJECT_ROOT
-from runner.reporting.reproduction import SkippedRun
+from runner.reporting.logged_runs import SkippedRun
 
 
 def test_every_experiment_config_is_known_with_its_study():

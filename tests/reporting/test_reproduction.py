@@ -7,10 +7,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from runner.reporting.reproduction import (
-    LoggedRun,
-    compare,
-    render_report,
+from runner.reporting.comparison import compare
+from runner.reporting.logged_runs import LoggedRun
+from runner.reporting.reproduction import render_report
+from runner.reporting.reproduction_settings import (
     reproduction_settings,
     setting_differences,
     settings,

@@ -17,7 +17,7 @@ from runner.claims.ensembles import and_rule, cascade_rule, vote_rule
 from runner.claims.flag_metrics import MARK_COLUMN
 from runner.claims.sampling import QUICK_LIMIT, resolve_limit
 from runner.claims.span_detector import SpanDetector
-from runner.data.claims import load_claims_jsonl
+from runner.data.claims_jsonl import load_claims_jsonl
 from runner.errors import ConfigError
 from runner.pipeline import build_inputs
 from runner.studies import claims_verification as cv
@@ -411,7 +411,7 @@ def test_the_experiment_composes_typed_and_passes_the_pre_flight_checks():
     assert isinstance(study, cv.ClaimsVerification)
     assert isinstance(params, cv.Params) and params.limit == "auto"
     assert resolve_limit(params.limit, public_benchmark=True) == QUICK_LIMIT  # WiCE: a sample
-    assert cfg.dataset._target_ == "runner.data.claims.load_wice"
+    assert cfg.dataset._target_ == "runner.data.wice.load_wice"
     assert list(inputs.judges) == ["smollm2_reask", "smollm2_prefill"]
     assert cfg.judges.smollm2_prefill.repair == "prefill" and cfg.judges.smollm2_reask.seed == 13
     assert cfg.span_detector.verifier.weights == "random"

@@ -12,7 +12,7 @@ the same rule:
   screener's label.
 - `k_of_n`: flagged when at least k of the n members flag. Its label is the k-th most
   severe member label, so k = 1 is the union (`union_rule`: flag if any flags, worst label)
-  and k = n is `all_agree_rule` (flag only if all flag, mildest label).
+  and k = n flags only when all flag, with the mildest label.
 
 An abstaining judge has already been routed to yellow by the verdict parser, so every rule
 here counts an abstention as a flag; nothing unparsed can come out green.
@@ -26,7 +26,8 @@ from itertools import combinations
 
 import numpy as np
 
-from runner.data.claim_labels import YELLOW, check_labels, from_severity, severity
+from runner.data.claim_labels import CLAIM_CHECK, YELLOW, from_severity, severity
+from runner.frames import check_labels
 
 
 def _stack(members: Sequence[Sequence[str]]) -> np.ndarray:
@@ -46,7 +47,7 @@ def and_rule(a: Sequence[str], b: Sequence[str]) -> np.ndarray:
 
 def vote_rule(a: Sequence[str], b: Sequence[str]) -> np.ndarray:
     """S4: the shared label where both agree, yellow (human review) where they differ."""
-    la, lb = check_labels(a), check_labels(b)
+    la, lb = check_labels(a, **CLAIM_CHECK), check_labels(b, **CLAIM_CHECK)
     if len(la) != len(lb):
         raise ValueError(f"members label different numbers of claims: {len(la)} vs {len(lb)}")
     return np.where(la == lb, la, YELLOW).astype(object)
@@ -67,7 +68,7 @@ def cascade_rule(screen: Sequence[str], judge: Sequence[str]) -> np.ndarray:
     -------
     ndarray of str
     """
-    ls, lj = check_labels(screen), check_labels(judge)
+    ls, lj = check_labels(screen, **CLAIM_CHECK), check_labels(judge, **CLAIM_CHECK)
     if len(ls) != len(lj):
         raise ValueError(f"members label different numbers of claims: {len(ls)} vs {len(lj)}")
     return np.where(severity(ls) > 0, lj, ls).astype(object)
@@ -98,11 +99,6 @@ def k_of_n(members: Sequence[Sequence[str]], k: int) -> np.ndarray:
 def union_rule(members: Sequence[Sequence[str]]) -> np.ndarray:
     """Flag when any member flags; the worst member label."""
     return k_of_n(members, 1)
-
-
-def all_agree_rule(members: Sequence[Sequence[str]]) -> np.ndarray:
-    """Flag only when every member flags; the mildest member label."""
-    return k_of_n(members, len(members))
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from runner.claims.ensembles import and_rule, cascade_rule, enumerate_combinations, vote_rule
-from runner.data.claim_labels import check_labels
+from runner.data.claim_labels import CLAIM_CHECK
+from runner.frames import check_labels
 
 
 def system_labels(
@@ -47,7 +48,7 @@ def system_labels(
     if s1 is not None:
         name, s1_tag, s1_positions, s1_labels = s1
         tag = f" [S1 {s1_tag}]"
-        s1_labels = check_labels(s1_labels)
+        s1_labels = check_labels(s1_labels, **CLAIM_CHECK)
         out[f"S1 span detector [{s1_tag}]"] = (np.asarray(s1_positions), s1_labels)
         if judges:
             where = {int(p): k for k, p in enumerate(s1_positions)}
@@ -56,7 +57,7 @@ def system_labels(
                 raise ValueError(f"judged claims {missing[:5]} have no S1 label")
             labels[name] = s1_labels[[where[int(p)] for p in judged]]
     for j, lab in judges.items():
-        lab = check_labels(lab)
+        lab = check_labels(lab, **CLAIM_CHECK)
         if len(lab) != len(judged):
             raise ValueError(f"judge {j!r}: {len(lab)} labels for {len(judged)} claims")
         labels[j] = lab

@@ -4,15 +4,13 @@ Studies see only `LoadedData`; where the rows came from (a parquet, the original
 CSV sample, the Hub) stays here.
 """
 
-from runner.data.base import (
-    REQUIRED_COLUMNS,
-    LoadedData,
-    fingerprint_files,
-    validate_response_frame,
-)
+from runner.data.base import LoadedData
 from runner.data.config import HaluBenchConf, RagTruthConf
 from runner.data.halubench import load_halubench
+from runner.data.hashing import fingerprint_files
 from runner.data.ragtruth import load_ragtruth
+from runner.data.response_frame import validate_response_frame
+from runner.frames import REQUIRED_COLUMNS
 
 __all__ = [
     "REQUIRED_COLUMNS",

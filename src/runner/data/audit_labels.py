@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from runner.data.base import IssueLog, LoadedData, as_id, fingerprint_files, frame_fingerprint
+from runner.data.base import LoadedData
+from runner.data.hashing import fingerprint_files, frame_fingerprint
 from runner.data.rag_file import parse_label, read_records
+from runner.data.response_frame import as_id
+from runner.data.row_issues import IssueLog
 from runner.errors import ConfigError, DataError, DataNotFoundError
 
 LOADER = "runner.routing.audit"

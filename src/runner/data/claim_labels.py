@@ -9,14 +9,25 @@ system says yellow or red; the positives of the flag task are the yellow + red c
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import numpy as np
+
+from runner.frames import check_labels
 
 GREEN, YELLOW, RED = "green", "yellow", "red"
 LABELS: tuple[str, ...] = (GREEN, YELLOW, RED)
 """The three claim labels, least to most severe."""
 
 SEVERITY: dict[str, int] = {GREEN: 0, YELLOW: 1, RED: 2}
+
+CLAIM_CHECK: dict[str, Any] = {
+    "classes": LABELS,
+    "kind": "claim",
+    "name": "labels",
+    "allow_empty": True,
+}
+"""How claim labels are checked: ``runner.frames.check_labels(labels, **CLAIM_CHECK)``."""
 
 # Every spelling the shipped loaders and the user format accept, after lower-casing and
 # stripping. Anything else is an error: an unknown label is never guessed.
@@ -70,18 +81,9 @@ def to_label(raw: object, mapping: Mapping[str, str] | None = None) -> str:
     return label
 
 
-def check_labels(labels: Iterable[str]) -> np.ndarray:
-    """Labels as a numpy object array, each one checked to be green / yellow / red."""
-    arr = np.asarray(list(labels), dtype=object)
-    for value in arr:
-        if value not in SEVERITY:
-            raise ValueError(f"not a claim label: {value!r} (expected one of {LABELS})")
-    return arr
-
-
 def severity(labels: Iterable[str]) -> np.ndarray:
     """Severity codes (green 0, yellow 1, red 2) as an int array."""
-    return np.array([SEVERITY[v] for v in check_labels(labels)], dtype=np.int64)
+    return np.array([SEVERITY[v] for v in check_labels(labels, **CLAIM_CHECK)], dtype=np.int64)
 
 
 def from_severity(codes: Iterable[int]) -> np.ndarray:

@@ -36,8 +36,8 @@ class RagTruthConf:
     data_dir: Optional[str] = None
 
     def __post_init__(self) -> None:
-        from runner.data.base import check_split_file
         from runner.data.ragtruth import SPLITS
+        from runner.data.split_files import check_split_file
 
         check_split_file(self.name, self.split, self.path, SPLITS)
 
@@ -61,7 +61,7 @@ class HaluBenchConf:
 class WiceConf:
     """Parameters of `load_wice` (full cited-article evidence)."""
 
-    _target_: str = "runner.data.claims.load_wice"
+    _target_: str = "runner.data.wice.load_wice"
     name: str = "wice"
     split: str = "test"
     path: Optional[str] = None
@@ -69,8 +69,8 @@ class WiceConf:
     data_dir: Optional[str] = None
 
     def __post_init__(self) -> None:
-        from runner.data.base import check_split_file
-        from runner.data.claims import WICE_SPLITS
+        from runner.data.split_files import check_split_file
+        from runner.data.wice import WICE_SPLITS
 
         check_split_file(self.name, self.split, self.path, WICE_SPLITS)
 
@@ -79,7 +79,7 @@ class WiceConf:
 class WiceOracleConf(WiceConf):
     """Parameters of `load_wice_oracle` (oracle evidence chunks, several per claim)."""
 
-    _target_: str = "runner.data.claims.load_wice_oracle"
+    _target_: str = "runner.data.wice.load_wice_oracle"
     name: str = "wice_oracle"
 
 
@@ -87,7 +87,7 @@ class WiceOracleConf(WiceConf):
 class FactcheckStanceConf:
     """Parameters of `load_factcheck_stance` (claim-evidence stance pairs)."""
 
-    _target_: str = "runner.data.claims.load_factcheck_stance"
+    _target_: str = "runner.data.factcheck_stance.load_factcheck_stance"
     name: str = "factcheck_stance"
     irrelevant: str = "exclude"
     path: Optional[str] = None
@@ -99,7 +99,7 @@ class FactcheckStanceConf:
 class ClaimsJsonlConf:
     """Parameters of `load_claims_jsonl` (a user's own claim file)."""
 
-    _target_: str = "runner.data.claims.load_claims_jsonl"
+    _target_: str = "runner.data.claims_jsonl.load_claims_jsonl"
     name: str = "claims_jsonl"
     path: str = MISSING
     limit: Optional[int] = None

@@ -53,15 +53,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from runner.data.base import (
-    LoadedData,
-    fingerprint_files,
-    frame_fingerprint,
-    sha256_file,
-    text_lines,
-)
+from runner.data.base import LoadedData
+from runner.data.hashing import fingerprint_files, frame_fingerprint, sha256_file
 from runner.data.hri_claims import responses_to_frame
 from runner.data.hri_records import Claim, LabelAssignment, Response
+from runner.data.text_files import text_lines
 from runner.errors import ConfigError, DataError, DataNotFoundError
 from runner.paths import data_dir as default_data_dir
 

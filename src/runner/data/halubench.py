@@ -30,20 +30,12 @@ from typing import Any
 
 import pandas as pd
 
-from runner.data.base import (
-    IssueLog,
-    LoadedData,
-    as_id,
-    fingerprint_files,
-    frame_fingerprint,
-    group_key,
-    require_rows,
-    screen_rows,
-    sha256_file,
-    summarise,
-    text_lines,
-)
+from runner.data.base import LoadedData
+from runner.data.hashing import fingerprint_files, frame_fingerprint, group_key, sha256_file
 from runner.data.hub import load_hub_split
+from runner.data.response_frame import as_id, require_rows, screen_rows, summarise
+from runner.data.row_issues import IssueLog
+from runner.data.text_files import text_lines
 from runner.errors import ConfigError, DataError, DataNotFoundError
 from runner.paths import data_dir as default_data_dir
 

@@ -51,7 +51,8 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from runner.data.base import LoadedData, fingerprint_files, frame_fingerprint, read_text
+from runner.data.base import LoadedData
+from runner.data.hashing import fingerprint_files, frame_fingerprint
 from runner.data.hri_records import (
     Claim,
     LabelAssignment,
@@ -60,6 +61,7 @@ from runner.data.hri_records import (
     parse_time,
     response_from_mapping,
 )
+from runner.data.text_files import read_text
 from runner.errors import DataError, DataNotFoundError
 from runner.paths import PROJECT_ROOT
 

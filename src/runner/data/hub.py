@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 
 import pandas as pd
 
-from runner.data.base import fingerprint_files
+from runner.data.hashing import fingerprint_files
 from runner.errors import DataNotFoundError
 
 logger = logging.getLogger(__name__)

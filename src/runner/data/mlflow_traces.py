@@ -25,7 +25,9 @@ from typing import Any
 
 import pandas as pd
 
-from runner.data.base import IssueLog, LoadedData, frame_fingerprint
+from runner.data.base import LoadedData
+from runner.data.hashing import frame_fingerprint
+from runner.data.row_issues import IssueLog
 from runner.data.traces import TraceMapping, TraceProblem, trace_row
 from runner.errors import ConfigError, DataError, DataNotFoundError
 

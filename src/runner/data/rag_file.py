@@ -2,7 +2,7 @@
 
 Why its own loader: the routing contract (operating report, fitted gate, routing, audit)
 runs on a team's own traffic, which comes as whatever their logging wrote. The loader maps
-it onto the canonical response frame (`runner.data.base.REQUIRED_COLUMNS`) with the same
+it onto the canonical response frame (`runner.frames.REQUIRED_COLUMNS`) with the same
 strictness as ``claims_jsonl``: every problem names the file, the row and the field, and
 ``skip_invalid=True`` drops bad rows only after counting and listing them.
 
@@ -33,17 +33,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from runner.data.base import (
-    IssueLog,
-    LoadedData,
-    as_id,
-    frame_fingerprint,
-    group_key,
-    is_missing,
-    read_jsonl,
-    read_text,
-    sha256_file,
-)
+from runner.data.base import LoadedData
+from runner.data.hashing import frame_fingerprint, group_key, sha256_file
+from runner.data.response_frame import as_id
+from runner.data.row_issues import IssueLog, is_missing
+from runner.data.text_files import read_jsonl, read_text
 from runner.errors import ConfigError, DataError, DataNotFoundError
 
 # OmegaConf reads the config annotations at runtime and does not understand `X | None`.
@@ -286,7 +280,7 @@ def _count(series: pd.Series) -> dict[str, int]:
 def read_records(file: Path, issues: IssueLog) -> tuple[list[dict], list[int]]:
     """Records and their user-visible row numbers, by file extension.
 
-    Text files are decoded by `runner.data.base.text_lines`, so a byte that is not UTF-8
+    Text files are decoded by `runner.data.text_files.text_lines`, so a byte that is not UTF-8
     names the line and the byte offset (and ``skip_invalid`` skips just that JSONL line).
     """
     suffix = file.suffix.lower()
@@ -315,7 +309,7 @@ def read_records(file: Path, issues: IssueLog) -> tuple[list[dict], list[int]]:
 
 
 def csv_record_lines(text: str, records: int) -> list[int] | None:
-    """The physical line (1-based, as `runner.data.base.text_lines` counts) where each
+    """The physical line (1-based, as `runner.data.text_files.text_lines` counts) where each
     data record of a CSV text starts, or None when they cannot be matched to pandas' records.
 
     Why a second pass: pandas parses the CSV (so values are exactly what every other CSV

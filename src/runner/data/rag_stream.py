@@ -24,13 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from runner.data.base import (
-    IssueLog,
-    fingerprint_files,
-    frame_fingerprint,
-    read_jsonl,
-    sha256_file,
-)
+from runner.data.hashing import fingerprint_files, frame_fingerprint, sha256_file
 from runner.data.rag_file import (
     FIELDS,
     GENERATED_IDS,
@@ -42,6 +36,8 @@ from runner.data.rag_file import (
     map_records,
     with_ids,
 )
+from runner.data.row_issues import IssueLog
+from runner.data.text_files import read_jsonl
 from runner.errors import ConfigError, DataError, DataNotFoundError
 
 STREAM_SUFFIXES = (".jsonl", ".parquet")

@@ -37,25 +37,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from runner.data.base import (
-    REQUIRED_COLUMNS,
-    IssueLog,
-    LoadedData,
-    as_id,
-    check_columns,
-    check_split_file,
-    fingerprint_files,
-    frame_fingerprint,
-    group_key,
-    is_missing,
-    read_jsonl,
-    require_rows,
-    screen_rows,
-    sha256_file,
-    summarise,
-)
+from runner.data.base import LoadedData
+from runner.data.hashing import fingerprint_files, frame_fingerprint, group_key, sha256_file
 from runner.data.hub import load_hub_split
+from runner.data.response_frame import as_id, check_columns, require_rows, screen_rows, summarise
+from runner.data.row_issues import IssueLog, is_missing
+from runner.data.split_files import check_split_file
+from runner.data.text_files import read_jsonl
 from runner.errors import ConfigError, DataError, DataNotFoundError
+from runner.frames import REQUIRED_COLUMNS
 from runner.paths import data_dir as default_data_dir
 
 logger = logging.getLogger(__name__)

@@ -19,7 +19,8 @@ from typing import Any
 
 import pandas as pd
 
-from runner.data.base import LoadedData, frame_fingerprint
+from runner.data.base import LoadedData
+from runner.data.hashing import frame_fingerprint
 from runner.data.mlflow_traces import resolve_experiment, search_all
 from runner.data.rag_file import parse_label
 from runner.data.traces import latest_assessment

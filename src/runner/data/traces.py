@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from runner.data.base import group_key
+from runner.data.hashing import group_key
 from runner.data.rag_file import DEFAULT_SOURCE, DEFAULT_TASK, PASSAGE_JOIN, parse_label
 
 RETRIEVER = "RETRIEVER"

@@ -2,7 +2,8 @@
 
 Why: every metric takes the same (labels, scores, resample weights) triple; checking it in
 one place means one wording for each mistake and no metric that quietly accepts NaN scores,
-labels such as 2, or negative weights.
+labels such as 2 (`runner.frames.check_labels`, shared with every other layer), or negative
+weights.
 """
 
 from __future__ import annotations
@@ -10,27 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from runner.errors import ConfigError
-
-
-def check_labels(y: object, *, name: str = "y") -> np.ndarray:
-    """Return `y` as a 1-D float array of 0/1 labels, or raise ValueError saying why."""
-    arr = np.asarray(y)
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
-    if arr.size == 0:
-        raise ValueError(f"{name} is empty")
-    if arr.dtype == bool:
-        return arr.astype(np.float64)
-    if not np.issubdtype(arr.dtype, np.number):
-        raise ValueError(f"{name} must hold 0/1 labels, got dtype {arr.dtype}")
-    bad = ~np.isin(arr, (0, 1))
-    if bad.any():
-        first = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"{name} must hold 0/1 labels (1 = unfaithful); position {first} holds {arr[first]!r} "
-            f"({int(bad.sum())} bad values)"
-        )
-    return arr.astype(np.float64)
+from runner.frames import check_labels
 
 
 def check_scores(s: object, n: int, *, name: str = "s") -> np.ndarray:
@@ -114,7 +95,7 @@ def checked_block_masses(
     Every batched metric and operating point starts here, so each one rejects the same
     mistakes with the same words.
     """
-    y_arr = check_labels(y)
+    y_arr = check_labels(y).astype(np.float64)
     s_arr = check_scores(s, y_arr.shape[0])
     w = check_weights(weights, y_arr.shape[0])
     return block_masses(y_arr, s_arr, w, descending=descending)

@@ -43,11 +43,12 @@ import numpy as np
 import pandas as pd
 
 from runner.errors import DataError
-from runner.evaluation._checks import check_bootstrap_settings, check_labels, check_scores
+from runner.evaluation._checks import check_bootstrap_settings, check_scores
 from runner.evaluation.group_order import group_codes as _ordered_codes
 from runner.evaluation.intervals import percentile_interval
 from runner.evaluation.metrics import auroc_batched, average_precision_batched
 from runner.evaluation.operating import accepted_risk_batched, review_precision_batched
+from runner.frames import check_labels
 
 BatchedMetric = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
@@ -322,7 +323,7 @@ def resample_weights(
     n_redrawn : int
         Resamples redrawn because the sample or a stratum held one class.
     """
-    y_arr = check_labels(y)
+    y_arr = check_labels(y).astype(np.float64)
     check_bootstrap_settings(n_resamples, 0.95)
     n = y_arr.shape[0]
     plan = _plan(y_arr, np.arange(n) if groups is None else groups, strata, order_key)
@@ -371,7 +372,7 @@ def group_bootstrap(
     BootstrapResult
         Point values, per-resample values and intervals; see the module docstring.
     """
-    y_arr = check_labels(y)
+    y_arr = check_labels(y).astype(np.float64)
     n = y_arr.shape[0]
     if not scores:
         raise ValueError("scores is empty: give at least one gate's risk scores")

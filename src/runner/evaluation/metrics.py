@@ -29,7 +29,8 @@ from collections.abc import Callable
 import numpy as np
 from sklearn.metrics import precision_recall_curve, roc_curve
 
-from runner.evaluation._checks import check_labels, checked_block_masses, describe_rows
+from runner.evaluation._checks import checked_block_masses, describe_rows
+from runner.frames import check_labels
 
 
 def _require_two_classes(pos_total: np.ndarray, neg_total: np.ndarray, metric: str) -> None:
@@ -144,7 +145,7 @@ def average_precision(y: object, s: object) -> float:
 
 def _unweighted(batched: Callable[..., np.ndarray], y: object, s: object) -> float:
     """A batched metric on the sample itself: one resample, every weight 1."""
-    y_arr = check_labels(y)
+    y_arr = check_labels(y).astype(np.float64)
     return float(batched(y_arr, s, np.ones((1, y_arr.shape[0])))[0])
 
 

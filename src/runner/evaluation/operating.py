@@ -38,9 +38,9 @@ import numpy as np
 from runner.evaluation._checks import (
     ceil_count,
     check_fractions,
-    check_labels,
     checked_block_masses,
 )
+from runner.frames import check_labels
 
 #: ρ grid for the review-precision curve (5 % to 30 % in 1-point steps).
 RHO_GRID: np.ndarray = np.arange(5, 31) / 100

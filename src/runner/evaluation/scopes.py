@@ -16,10 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from runner.errors import DataError
 from runner.evaluation.bootstrap import (
     MACRO,
     POOLED,
@@ -137,24 +135,8 @@ def _boot_info(res: BootstrapResult) -> dict[str, Any]:
     }
 
 
-def check_binary_labels(frame: pd.DataFrame, name: str) -> None:
-    """Fail before any work when the labels cannot support AUROC/AP."""
-    counts = frame["label"].value_counts().to_dict()
-    if set(counts) != {0, 1}:
-        raise DataError(
-            f"data set {name}: labels {counts}; AUROC/AP need both classes "
-            "(1 = unfaithful, 0 = faithful)",
-            field="label",
-        )
-
-
 def task_order(frame: pd.DataFrame) -> list[str]:
     """Tasks in the paper's order (QA, Summary, Data2txt), any others after, sorted."""
     present = set(frame["task"].astype(str))
     known = [t for t in TASK_ORDER if t in present]
     return known + sorted(present - set(known))
-
-
-def as_float(values: Any) -> np.ndarray:
-    """Scores as a float64 array (bootstrap and metrics insist on it)."""
-    return np.asarray(values, dtype=np.float64)

@@ -97,16 +97,3 @@ def as_risk(values: np.ndarray, frame: pd.DataFrame) -> np.ndarray:
     if bad.any():
         raise RuntimeError(f"row {frame.index[np.flatnonzero(bad)[0]]!r}: non-finite risk")
     return risk
-
-
-def check_labels(y, frame: pd.DataFrame) -> np.ndarray:
-    """Binary labels (1 = unfaithful) aligned with `frame`, both classes present."""
-    labels = np.asarray(y)
-    if labels.ndim != 1 or labels.shape[0] != len(frame):
-        raise ValueError(f"y must hold one label per row: {labels.shape} for {len(frame)} rows")
-    values = set(np.unique(labels).tolist())
-    if not values <= {0, 1}:
-        raise ValueError(f"y must be 0/1 (1 = unfaithful), got values {sorted(values)}")
-    if values != {0, 1}:
-        raise ValueError(f"y holds only class {sorted(values)}: a learned gate needs both")
-    return labels.astype(np.int64)

@@ -20,7 +20,8 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import check_is_fitted
 
 from runner.features import TfidfSupport
-from runner.gates.base import as_risk, check_labels, check_lexical_names, with_lexical
+from runner.frames import check_labels
+from runner.gates.base import as_risk, check_lexical_names, with_lexical
 
 
 class LogitGate(BaseEstimator):
@@ -131,7 +132,7 @@ class LogitGate(BaseEstimator):
             self
         """
         names = self._names()
-        labels = check_labels(y, frame)
+        labels = check_labels(y, rows=len(frame), need_all="a learned gate").astype(np.int64)
         self.pipeline_ = self._pipeline(names).fit(self._with_columns(frame, names), labels)
         return self
 

@@ -29,9 +29,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from runner.data.claim_labels import LABELS, check_labels
+from runner.data.claim_labels import CLAIM_CHECK, LABELS
 from runner.data.hri_records import LabelAssignment, Response
 from runner.errors import ConfigError
+from runner.frames import check_labels
 from runner.hri.config import HRIConfig
 from runner.hri.scoring import HRIResult, score_response
 
@@ -84,7 +85,7 @@ def relabel(
     ValueError
         When the number of labels differs from the number of claims.
     """
-    checked = check_labels(labels)
+    checked = check_labels(labels, **CLAIM_CHECK)
     n = sum(len(r.claims) for r in responses)
     if len(checked) != n:
         raise ValueError(f"{len(checked)} labels for {n} claims")

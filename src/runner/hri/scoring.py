@@ -36,7 +36,7 @@ that fed it, per claim its share of HRI_add, every matching floor and the one th
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -453,8 +453,3 @@ def score_response(response: Response, config: HRIConfig) -> HRIResult:
         scale=config.scale,
         dimension_claims={k: tuple(v) for k, v in parts.items()},
     )
-
-
-def score_responses(responses: Sequence[Response], config: HRIConfig) -> list[HRIResult]:
-    """`score_response` for each response, in order."""
-    return [score_response(r, config) for r in responses]

@@ -37,6 +37,7 @@ from runner.evaluation.operating import (
     review_precision_batched,
 )
 from runner.evaluation.splits import LeaveSourceOut, TargetAdaptation
+from runner.frames import check_labels
 from runner.results import StudyResult
 
 COMBINED = rs.COMBINED
@@ -73,7 +74,9 @@ def require_labels(data: Any, what: str) -> None:
             row="header",
             field="label",
         )
-    rs.check_binary_labels(data.frame, data.name)
+    check_labels(
+        data.frame["label"], name=f"data set {data.name}", need_all="AUROC/AP", error=DataError
+    )
 
 
 def metric_set(review_budgets: Sequence[float], accept_budgets: Sequence[float]) -> dict:

@@ -226,11 +226,9 @@ def load_study(name: str) -> Study:
 
 
 def available_studies() -> list[str]:
-    """Names of the study modules shipped with the runner."""
-    import runner.studies as pkg
-
+    """Names of the study modules shipped with the runner (this module's siblings)."""
     return sorted(
         m.name
-        for m in pkgutil.iter_modules(pkg.__path__)
+        for m in pkgutil.iter_modules([str(Path(__file__).parent)])
         if not m.name.startswith("_") and m.name != "contract"
     )

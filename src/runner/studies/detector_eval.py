@@ -30,11 +30,12 @@ import pandas as pd
 from sklearn.base import clone
 
 from runner.data.ragtruth import load_ragtruth
-from runner.errors import ConfigError
+from runner.errors import ConfigError, DataError
 from runner.evaluation import scopes as rs
 from runner.evaluation.oof import score_gates
 from runner.evaluation.timing import gate_runtime
 from runner.features import with_lexical_features
+from runner.frames import check_labels
 from runner.results import StudyResult
 from runner.studies.contract import Inputs, Study
 from runner.verifiers.runtime import time_scoring, timing_sample
@@ -117,7 +118,9 @@ class DetectorEval(Study, name="detector_eval", params=Params, titles=TITLES):
         """Score, fit the baselines on the training split, bootstrap, time."""
         data, boot = inputs.require("data"), inputs.require("bootstrap")
         test = data.frame.reset_index(drop=True)
-        rs.check_binary_labels(test, data.name)
+        check_labels(
+            test["label"], name=f"data set {data.name}", need_all="AUROC/AP", error=DataError
+        )
         name, verifier = params.verifier, inputs.verifiers[params.verifier]
         verifier.load()
         token_scores = _token_scores(verifier, test, params.score_chunk, inputs.progress)

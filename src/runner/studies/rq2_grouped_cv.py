@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from runner.errors import DataError
 from runner.evaluation import scopes as rs
 from runner.evaluation.oof import score_gates
 from runner.evaluation.timing import gate_runtime
 from runner.features import with_lexical_features
+from runner.frames import check_labels
 from runner.results import StudyResult
 from runner.studies.contract import Inputs, Study
 
@@ -58,7 +60,9 @@ class GroupedCV(Study, name="rq2_grouped_cv", params=Params, titles=TITLES, pape
         """Score every gate out of fold, bootstrap all scopes, fill Tables III–V."""
         data, gates, splitter = inputs.data, inputs.require("gates"), inputs.require("split")
         frame = with_lexical_features(data.frame, inputs.cache_dir)
-        rs.check_binary_labels(frame, data.name)
+        check_labels(
+            frame["label"], name=f"data set {data.name}", need_all="AUROC/AP", error=DataError
+        )
         scores = score_gates(gates, frame, splitter, progress=inputs.progress)
         stats = rs.bootstrap_scopes(scores, list(gates), inputs.require("bootstrap"))
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import partial
 
-from runner.errors import ConfigError
+from runner.errors import ConfigError, DataError
 from runner.evaluation import scopes as rs
 from runner.evaluation.oof import score_gates
 from runner.evaluation.operating import accepted_risk_batched, review_precision_batched
 from runner.features import with_lexical_features
+from runner.frames import check_labels
 from runner.results import StudyResult
 from runner.studies.contract import Inputs, Study
 
@@ -71,7 +72,9 @@ class OperatingPoints(
         """Score gates out of fold and evaluate the fixed operating points with CIs."""
         data, gates = inputs.data, inputs.require("gates")
         frame = with_lexical_features(data.frame, inputs.cache_dir)
-        rs.check_binary_labels(frame, data.name)
+        check_labels(
+            frame["label"], name=f"data set {data.name}", need_all="AUROC/AP", error=DataError
+        )
         scores = score_gates(gates, frame, inputs.require("split"), progress=inputs.progress)
 
         review_col = f"review precision@{_pct(params.rho)}%"

@@ -30,11 +30,12 @@ from typing import Any
 
 import pandas as pd
 
-from runner.errors import ConfigError
+from runner.errors import ConfigError, DataError
 from runner.evaluation import scopes as rs
 from runner.evaluation.oof import score_gates
 from runner.evaluation.timing import gate_runtime
 from runner.features import with_lexical_features
+from runner.frames import check_labels
 from runner.results import StudyResult
 from runner.studies.contract import Inputs, Study
 from runner.verifiers.runtime import score_in_chunks, time_scoring, timing_sample
@@ -110,7 +111,9 @@ class VerifierCost(Study, name="rq4_verifier_cost", params=Params, titles=TITLES
         verifiers = {name: inputs.verifiers[name] for name in params.verifiers}
         splitter = inputs.require("split")
         frame = with_lexical_features(data.frame, inputs.cache_dir)
-        rs.check_binary_labels(frame, data.name)
+        check_labels(
+            frame["label"], name=f"data set {data.name}", need_all="AUROC/AP", error=DataError
+        )
         scores = score_gates(gates, frame, splitter, progress=inputs.progress)
 
         sample = timing_sample(data.frame, params.timing_sample, inputs.seed)

@@ -30,12 +30,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from runner.errors import ConfigError
-from runner.evaluation import scopes as rs
+from runner.errors import ConfigError, DataError
 from runner.evaluation import source_shift as ss
 from runner.evaluation.oof import score_gates
 from runner.features import with_lexical_features
-from runner.reporting.reproduction import TITLES_FILE
+from runner.frames import check_labels
+from runner.reporting.logged_runs import TITLES_FILE
 from runner.results import StudyResult
 from runner.studies.contract import Inputs, Study
 
@@ -101,7 +101,9 @@ class SourceShift(
         data, gates, boot = inputs.data, inputs.require("gates"), inputs.require("bootstrap")
         cal, zero = params.calibrated_gate, params.zero_shot_gate
         frame = with_lexical_features(data.frame, inputs.cache_dir).reset_index(drop=True)
-        rs.check_binary_labels(frame, data.name)
+        check_labels(
+            frame["label"], name=f"data set {data.name}", need_all="AUROC/AP", error=DataError
+        )
         sources = sorted(frame["source"].astype(str).unique())
         if len(sources) < params.min_sources:
             raise ConfigError(

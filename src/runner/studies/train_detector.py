@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from runner.data.base import sha256_file
+from runner.data.hashing import sha256_file
 from runner.errors import ConfigError
 from runner.results import ModelSpec, StudyResult
 from runner.studies.contract import Inputs, Study
