@@ -10,15 +10,12 @@ from runner.data.base import (
     fingerprint_files,
     validate_response_frame,
 )
-from runner.data.config import HaluBenchConf, RagTruthConf
 from runner.data.halubench import load_halubench
 from runner.data.ragtruth import load_ragtruth
 
 __all__ = [
     "REQUIRED_COLUMNS",
-    "HaluBenchConf",
     "LoadedData",
-    "RagTruthConf",
     "fingerprint_files",
     "load_halubench",
     "load_ragtruth",

@@ -43,6 +43,7 @@ from runner.data.base import (
 from runner.data.claim_labels import LABELS, SEVERITY, to_label
 from runner.errors import ConfigError, DataError, DataNotFoundError
 from runner.paths import data_dir as default_data_dir
+from runner.settings import checked_by
 
 # OmegaConf reads the config annotations at runtime and does not understand `X | None`.
 
@@ -282,6 +283,12 @@ def _strict_records(file: Path) -> list[tuple[int, dict]]:
 # --------------------------------------------------------------------------- WiCE
 
 
+def check_wice_settings(name: str, split: str, path: Any, **_: Any) -> None:
+    """Refuse a WiCE split that does not exist, before any file is read (run by the schema)."""
+    check_split_file(name, split, path, WICE_SPLITS)
+
+
+@checked_by(check_wice_settings)
 def load_wice(
     split: str = "test",
     path: str | None = None,
@@ -338,6 +345,7 @@ def load_wice(
     )
 
 
+@checked_by(check_wice_settings)
 def load_wice_oracle(
     split: str = "test",
     path: str | None = None,

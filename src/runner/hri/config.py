@@ -28,12 +28,6 @@ from omegaconf.errors import OmegaConfBaseException
 
 from runner.errors import ConfigError
 
-SCHEMAS: list[tuple[str, str, str]] = [
-    ("hri", "hri_schema", "runner.hri.config:HRIConf"),
-]
-"""(group, schema name, "module:Class") of the HRI config group, for
-`runner.config.register_configs` (add this module to its ``SCHEMA_MODULES``)."""
-
 
 @dataclass
 class LabelConf:

@@ -28,7 +28,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, clone
 
 from runner.errors import ConfigError, DataError
-from runner.settings import settings_class
+from runner.settings import SEED, settings_class
 from runner.verifiers.encoding import Encoded, TruncationStats, length_sorted_batches, pad
 from runner.verifiers.evidence import check_policy, select_evidence
 from runner.verifiers.loading import (
@@ -176,7 +176,7 @@ class Verifier(BaseEstimator):
     tokenizer: str | None = None
     tokenizer_corpus: str | None = None
     device: str = "cpu"
-    seed: int = 13
+    seed: int = SEED
     # inference: `derive` may change these on loaded weights
     batch_size: int = inference(1)
     max_length: int = inference(512)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Optional
 
+from runner.settings import SEED
 from runner.verifiers.detector_inputs import InputRule
 from runner.verifiers.detector_training import TrainSettings
 
@@ -61,18 +62,12 @@ class TrainConf:
     device: str = "auto"
     threads: Optional[int] = None
     eval_batch_size: int = 32
-    seed: int = 13
+    seed: int = SEED
 
     def settings(self) -> TrainSettings:
         """The optimisation settings (validated)."""
         keys = {f.name for f in fields(TrainSettings)}
         return TrainSettings(**{k: getattr(self, k) for k in keys})
-
-
-SCHEMAS: list[tuple[str, str, str]] = [
-    ("detector", "detector_schema", "runner.verifiers.detector_config:DetectorConf"),
-    ("train", "train_schema", "runner.verifiers.detector_config:TrainConf"),
-]
 
 
 def backbone_folder(backbone: str) -> str:

@@ -37,7 +37,7 @@ from runner.claims.judges.parsing import REPAIR_MESSAGE, parse_verdict
 from runner.claims.judges.prompts import PROMPT_VERSION, PROMPTS, build_messages
 from runner.data.claim_labels import YELLOW
 from runner.errors import ConfigError, RunnerError
-from runner.settings import settings_class
+from runner.settings import SEED, settings_class
 
 REPAIR_MODES = ("reask", "prefill", "none")
 PREFILL = '{"verdict": "'
@@ -172,7 +172,7 @@ class LLMJudge(ABC):
     repair: str = "reask"
     repair_max_new_tokens: int = 24
     max_passage_chars: int | None = 16000
-    seed: int = 13
+    seed: int = SEED
 
     def __post_init__(self) -> None:
         """Check the settings (fail before any model call) and start the work counters."""
