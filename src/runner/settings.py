@@ -147,7 +147,9 @@ def config_type(hint: Any) -> Any:
         if len(kept) != 1:
             return Any
         inner = config_type(kept[0])
-        return Any if inner is Any else Optional[inner]  # noqa: UP045 (OmegaConf reads it)
+        if inner is Any or type(None) not in args:
+            return inner
+        return Optional[inner]  # noqa: UP045 (OmegaConf reads it)
     if origin in (list, tuple, collections.abc.Sequence) or hint in (list, tuple):
         items = [a for a in args if a is not Ellipsis]
         item = config_type(items[0]) if len(items) == 1 else Any

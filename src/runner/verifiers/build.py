@@ -30,7 +30,9 @@ def master_seed(conf_dir: Path = CONF_DIR) -> int:
     """The master ``seed`` of the root config (``conf/config.yaml``)."""
     from omegaconf import OmegaConf
 
-    return int(OmegaConf.load(conf_dir / "config.yaml").seed)
+    from runner.settings import SEED
+
+    return int(OmegaConf.load(conf_dir / "config.yaml").get("seed", SEED))
 
 
 def compose_verifier(

@@ -12,21 +12,16 @@ from hydra.utils import instantiate
 from omegaconf import OmegaConf
 from omegaconf.errors import MissingMandatoryValue, ValidationError
 
-from runner.claims.judges import (
-    LLMJudge,
-    OpenAICompatibleJudge,
-    OpenAICompatibleJudgeConf,
-    TransformersJudge,
-    TransformersJudgeConf,
-)
+from runner.claims.judges import LLMJudge, OpenAICompatibleJudge, TransformersJudge
 from runner.config import load_part_yaml, register_configs
 from runner.errors import ConfigError
 from runner.paths import PROJECT_ROOT
+from runner.settings import derive
 
 CONF_DIR = PROJECT_ROOT / "conf"
 SCHEMA = {
-    TransformersJudge: TransformersJudgeConf,
-    OpenAICompatibleJudge: OpenAICompatibleJudgeConf,
+    cls: derive(f"runner.claims.judges.{cls.__name__}")
+    for cls in (TransformersJudge, OpenAICompatibleJudge)
 }
 REQUIRED = {
     TransformersJudge: {"name", "family", "model"},
