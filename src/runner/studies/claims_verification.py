@@ -96,8 +96,8 @@ class Params:
     answer_cache : bool
         Keep judge answers in a disk cache, ``<paths.cache_dir>/judges``, keyed by model
         hash, prompt text and decoding settings (`runner.claims.judges.cache`), so a re-run
-        that changes only how verdicts are combined re-uses them. False: answers are still shared between the judges of
-        one run (in memory), never read from or written to disk.
+        that changes only how verdicts are combined re-uses them. False: answers are still
+        shared between the judges of one run (in memory), never read from or written to disk.
     span_cache : bool
         Keep S1's token probabilities in ``<paths.cache_dir>/span_detector``, keyed by the
         hashes of its weights and tokenizer, every setting and the exact inputs of the call
