@@ -174,6 +174,35 @@ def _field_default(value: Any, metadata: dict[str, Any]) -> Any:
     return field(default=value, metadata=metadata)
 
 
+def fields_of(cls: type, **defaults: Any) -> list[tuple[str, Any, Any]]:
+    """`cls`'s dataclass fields as `make_dataclass` specs, `defaults` overriding some defaults.
+
+    For a record that carries another class's settings among its own (the detector's
+    training config carries `InputRule`'s and `TrainSettings`' fields): the fields are
+    declared once, in `cls`; only the defaults that differ are written at the record.
+
+    Raises
+    ------
+    TypeError
+        When `defaults` names a field `cls` does not have.
+    """
+    names = {f.name for f in fields(cls)}
+    unknown = sorted(set(defaults) - names)
+    if unknown:
+        raise TypeError(f"{cls.__name__} has no field(s) {unknown}")
+    hints = get_type_hints(cls)
+    out = []
+    for f in fields(cls):
+        value = defaults.get(f.name, f.default)
+        if f.name not in defaults and f.default is MISSING:
+            out.append(
+                (f.name, config_type(hints[f.name]), field(default_factory=f.default_factory))
+            )
+        else:
+            out.append((f.name, config_type(hints[f.name]), field(default=value)))
+    return out
+
+
 def parameters(target: Any) -> list[tuple[str, Any, Any]]:
     """(name, config type, default) of every setting of `target`, in declaration order.
 

@@ -198,7 +198,9 @@ class Verifier(BaseEstimator):
     # --- configuration -------------------------------------------------------------------
 
     def _validate(self) -> None:
-        """Cheap checks, run at construction and before loading: fail before any work."""
+        """Cheap checks of the settings, no disk: run once per change of settings (at
+        construction, which `clone` is too, and in `set_params`). Whether the model files
+        exist is `check_sources`, asked once before loading (the pipeline's pre-flight)."""
         if self.weights not in WEIGHTS:
             raise ConfigError(f"{self.kind}: weights {self.weights!r} not in {WEIGHTS}")
         check_precision(self.device, self.dtype, self.quantize)
@@ -209,12 +211,14 @@ class Verifier(BaseEstimator):
                 raise ConfigError(f"{self.kind}: {name} must be a positive int, got {value!r}")
         if self.threads is not None and (not isinstance(self.threads, int) or self.threads < 1):
             raise ConfigError(f"{self.kind}: threads must be a positive int or null")
-        if self.weights == "pretrained":
-            self._check_sources()
-        elif self.architecture is None:
+        if self.weights == "random" and self.architecture is None:
             raise ConfigError(f"{self.kind}: weights=random needs an architecture")
 
-    def _check_sources(self) -> None:
+    def check_sources(self) -> None:
+        """Find the model files pretrained weights need (a missing one fails here, saying how
+        to bring it); random weights need none. Touches the disk: ask it once, before work."""
+        if self.weights != "pretrained":
+            return
         resolve_source(self.model, self.revision)
         if self.tokenizer:
             resolve_source(self.tokenizer)
@@ -265,7 +269,6 @@ class Verifier(BaseEstimator):
         """Load (once) the model and tokenizer, and prepare the configured precision."""
         if getattr(self, "_prepared", None) is not None:
             return self
-        self._validate()
         if getattr(self, "_base", None) is None:
             self._base = self._load_base()
             self._after_load(self._base)
@@ -318,8 +321,7 @@ class Verifier(BaseEstimator):
         if bad:
             raise ConfigError(f"derive: {sorted(bad)} change the model; build a new verifier")
         self.load()
-        other = clone(self).set_params(**params)
-        other._validate()
+        other = clone(self).set_params(**params)  # settings checked once, by set_params
         other._base = self._base
         other._after_load(self._base)
         other._prepared = None
