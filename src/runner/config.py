@@ -152,7 +152,12 @@ def register_configs(conf_dirs: list[str | Path] | None = None) -> ConfigStore:
     if not OmegaConf.has_resolver("code"):
         OmegaConf.register_new_resolver("code", code_value)
     cs = ConfigStore.instance()
-    cs.store(name="config_schema", node=RunConfig)
+    run = OmegaConf.structured(RunConfig)
+    # `study.params` holds only what differs from the study's `Params`, so a parameter the
+    # YAML leaves out is still set with `study.params.<name>=...` (no `+`); the pipeline
+    # checks every key against `Params` (`pipeline.check_config`).
+    OmegaConf.set_struct(run.study.params, False)
+    cs.store(name="config_schema", node=run)
     dirs = [PROJECT_ROOT / "conf", *(Path(d) for d in conf_dirs or [])]
     schemas: dict[str, type] = {}
     for group, name in class_entries(dirs):
