@@ -5,7 +5,7 @@ likely unfaithful; ``needs_fit = False`` tells the out-of-fold loop there is not
 so a verifier is a scikit-learn-style estimator whose constructor arguments are its whole
 configuration (``get_params`` / ``clone`` work, Hydra instantiates it from YAML). Those
 arguments are dataclass fields, declared once: the shared ones here, each verifier's own in
-its class; the config schemas are derived from them (`runner.verifiers.config`).
+its class; the config schemas are derived from them (`runner.settings.derive`).
 
 Inference is the same for every verifier: evidence selection, tokenisation with
 evidence-only truncation, length-sorted batches padded to the batch's longest, one forward
@@ -106,7 +106,7 @@ verifier_class = settings_class
 
 Why: a verifier's parameters are declared once, as fields. The generated ``__init__``
 takes them as explicit keywords (what scikit-learn's `get_params` / `clone` read), the
-structured-config schema is derived from them (`runner.verifiers.config.schema`), and a
+structured-config schema is derived from them (`runner.settings.derive`), and a
 subclass declares only its own settings. Its keywords override the default of an
 inherited setting (its type and whether `derive` may change it stay the base's)::
 

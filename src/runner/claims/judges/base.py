@@ -136,7 +136,7 @@ class LLMJudge(ABC):
 
     Every parameter is a dataclass field (the shared ones here, each backend's own in its
     class, `runner.settings.settings_class`); the config schemas are derived from them
-    (`runner.claims.judges.config`), so YAML keys and CLI overrides
+    (`runner.settings.derive`), so YAML keys and CLI overrides
     (``judges.<name>.max_passage_chars=1500``) are these names.
 
     Parameters
