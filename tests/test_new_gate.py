@@ -90,3 +90,11 @@ def test_a_gate_in_a_new_package_runs_with_one_class_and_one_yaml(tmp_path, monk
     mine = cells[cells.column.str.startswith("digit_share/")]
     assert len(mine) > 0 and mine.value.notna().all()
     assert sys.modules["newgates"].__file__.startswith(str(tmp_path))
+
+
+def test_the_cli_scans_the_conf_folders_it_adds_to_the_search_path():
+    from runner.config import searchpath_dirs
+
+    argv = ["experiment=rq1_cheap_signals", "hydra.searchpath=[file:///my/conf,pkg://x.conf]"]
+    assert searchpath_dirs(argv) == ["/my/conf"]
+    assert searchpath_dirs(["+hydra.searchpath=[file://rel/conf]"]) == ["rel/conf"]

@@ -130,6 +130,21 @@ def code_value(path: str) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
+def searchpath_dirs(argv: list[str]) -> list[str]:
+    """The folders a command line adds to Hydra's search path
+    (``hydra.searchpath=[file:///my/conf]``), so `register_configs` scans them too."""
+    dirs = []
+    for arg in argv:
+        key, _, value = arg.lstrip("+").partition("=")
+        if key != "hydra.searchpath":
+            continue
+        for item in value.strip("[]").split(","):
+            item = item.strip().strip("'\"")
+            if item.startswith("file://"):
+                dirs.append(item.removeprefix("file://"))
+    return dirs
+
+
 def register_configs(conf_dirs: list[str | Path] | None = None) -> ConfigStore:
     """Register the run schema and the schema of every class the conf YAMLs name.
 
