@@ -205,19 +205,3 @@ def load_part_yaml(path: str | Path) -> DictConfig:
     if "defaults" in node:
         node = OmegaConf.masked_copy(node, [k for k in node if k != "defaults"])
     return node
-
-
-def yaml_body_lines(path: str | Path) -> list[str]:
-    """The YAML's key lines, without comments-only lines and the defaults block."""
-    lines, in_defaults = [], False
-    for line in Path(path).read_text().splitlines():
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        if line.startswith("defaults:"):
-            in_defaults = True
-            continue
-        if in_defaults and line.startswith((" ", "-")):
-            continue
-        in_defaults = False
-        lines.append(line)
-    return lines
