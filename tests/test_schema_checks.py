@@ -31,7 +31,7 @@ def composed(*overrides: str):
             "did you mean 'n_resamples'?",
         ),
         ("+split.nsplits=3", "split.nsplits: unknown key"),
-        ("+dataset.pth=/tmp/x", "dataset.pth: unknown key (RagTruthConf has no 'pth')"),
+        ("+dataset.pth=/tmp/x", "dataset.pth: unknown key (RagtruthConf has no 'pth')"),
         ("+gates.uncovered.sing=-1", "gates.uncovered.sing: unknown key"),
         ("+sed=3", "sed: unknown key (RunConfig has no 'sed'); did you mean 'seed'?"),
     ],

@@ -16,10 +16,10 @@ import hydra  # noqa: E402
 from omegaconf import DictConfig  # noqa: E402
 
 from runner.cli_errors import install as one_line_config_errors  # noqa: E402
-from runner.config import register_configs  # noqa: E402
+from runner.config import register_configs, searchpath_dirs  # noqa: E402
 from runner.errors import RunnerError  # noqa: E402
 
-register_configs()
+register_configs(conf_dirs=searchpath_dirs(sys.argv[1:]))
 one_line_config_errors()
 
 

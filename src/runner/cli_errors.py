@@ -26,7 +26,7 @@ def one_line(exc: BaseException) -> str:
     """The message of a Hydra composition error (and its OmegaConf cause) on one line.
 
     Lines are joined with ``; ``; Hydra's hint to append a key with ``+``, its config
-    search path and the schema entries (``*_schema``) are dropped; "Available options"
+    search path and the schema entries (dotted class names) are dropped; "Available options"
     lists are kept, comma-joined.
     """
     parts: list[str] = []
@@ -42,7 +42,7 @@ def one_line(exc: BaseException) -> str:
             if not ln or ln.startswith(_HINT_PREFIX) or ln.startswith("object_type="):
                 continue
             if options and not ln.endswith(":"):
-                if not ln.endswith("_schema"):  # typed schemas, not options a user picks
+                if "." not in ln:  # a class's schema (runner.gates.LogitGate), not an option
                     options.append(ln)
                 continue
             if ln.startswith("Available options"):

@@ -1,16 +1,16 @@
-"""Structured-config schemas, registered in Hydra's ConfigStore.
+"""The run's schema and the registration of every part's schema in Hydra's ConfigStore.
 
 Why: a typo in an override (`split.n_splits=abc`, `dataset.pth=...`) must fail at compose
 time, naming the key, before any data is read or model loaded. Every YAML in `conf/`
-starts from one of these schemas (its defaults list names `<kind>_schema`), so OmegaConf
-checks types and rejects unknown keys. Parts' own schemas live beside the parts
-(`runner.gates.config`, `runner.data.config`, ...); this module only registers them.
+starts from the class it configures (its defaults list names it, ``runner.gates.LogitGate``);
+`register_configs` finds those names in the YAMLs and stores the schema derived from each
+class (`runner.settings.derive`), so OmegaConf checks types and rejects unknown keys and a
+value's type and default live only in the class. No list of schemas is kept anywhere.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,15 +19,7 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig, OmegaConf
 
-OPEN_KEYS = "open_keys"
-"""Field metadata of a ``dict`` whose keys are the user's to choose.
-
-Why: Hydra closes every dict before it applies the command line, so the documented
-``dataset.columns.id=request_id`` (and ``'dataset.columns={id: request_id}'``) would be
-refused as "not in struct" and only the ``+`` form would work. A field declared with
-``field(default_factory=dict, metadata={OPEN_KEYS: True})`` keeps its own node open
-(`register_configs`); whoever reads it still checks its keys.
-"""
+from runner.settings import OPEN_KEYS, SEED
 
 
 @dataclass
@@ -70,7 +62,7 @@ class RunConfig:
     """The whole composed run: one experiment, its data, its parts and the protocol."""
 
     experiment: str = MISSING
-    seed: int = 13
+    seed: int = SEED
     progress: bool = True
     study: StudyConf = field(default_factory=StudyConf)
     dataset: Any = None
@@ -91,32 +83,78 @@ class RunConfig:
     paths: PathsConf = field(default_factory=PathsConf)
 
 
-# (config group, schema name, "module:Class"). Schemas live beside the parts they type,
-# each module listing its own in `SCHEMAS`; a missing module fails loudly at registration.
-PART_SCHEMAS: list[tuple[str, str, str]] = [
-    ("tracking", "tracking_schema", "runner.config:TrackingConf"),
-]
-SCHEMA_MODULES: tuple[str, ...] = (
-    "runner.data.config",
-    "runner.evaluation.config",
-    "runner.gates.config",
-    "runner.hri.config",
-    "runner.claims.judges.config",
-    "runner.claims.span_detector",
-    "runner.verifiers.config",
-    "runner.routing.config",
-    "runner.verifiers.detector_config",
-)
+CLASS_MARK = "."
+"""A defaults-list entry whose name holds a dot names a class or function (no YAML file name
+does): ``defaults: [runner.gates.LogitGate, _self_]`` in ``conf/gate/<x>.yaml``. Registration
+stores that entry in the YAML's group, with the schema derived from what it names."""
 
 
-def _load(spec: str) -> type:
-    module, _, name = spec.partition(":")
-    return getattr(importlib.import_module(module), name)
+def class_entries(conf_dirs: list[Path]) -> dict[tuple[str, str], None]:
+    """Every (group, dotted path) the defaults lists of the YAML files under `conf_dirs` name.
+
+    An entry ``runner.x.Y`` belongs to the file's own group; ``{/group@package: runner.x.Y}``
+    (``override`` or not) to ``group``; ``{sub@package: runner.x.Y}`` to the file's
+    ``group/sub``, as Hydra reads them. Ordered, each pair once.
+    """
+    import yaml
+
+    found: dict[tuple[str, str], None] = {}
+    for conf in conf_dirs:
+        for path in sorted(Path(conf).rglob("*.yaml")):
+            own = path.parent.relative_to(conf).as_posix()
+            own = "" if own == "." else own
+            node = yaml.safe_load(path.read_text()) or {}
+            for entry in node.get("defaults") or [] if isinstance(node, dict) else []:
+                if isinstance(entry, str):
+                    key, name = None, entry
+                elif isinstance(entry, dict) and len(entry) == 1:
+                    key, name = next(iter(entry.items()))
+                else:
+                    continue
+                if not isinstance(name, str) or CLASS_MARK not in name:
+                    continue
+                group = own
+                if key is not None:
+                    key = key.removeprefix("override ").split("@")[0].strip()
+                    group = key[1:] if key.startswith("/") else "/".join(filter(None, (own, key)))
+                found[(group, name)] = None
+    return found
 
 
-def register_configs(extra: list[tuple[str, str, str]] | None = None) -> ConfigStore:
-    """Register the run schema and every part schema; safe to call more than once."""
+def code_value(path: str) -> Any:
+    """``${code:runner.gates.BASE_FEATURES}``: a value whose one home is the code (a tuple
+    becomes a list), so a YAML names it instead of restating it."""
+    from runner.settings import import_path
+
+    value = import_path(path)
+    return list(value) if isinstance(value, tuple) else value
+
+
+def searchpath_dirs(argv: list[str]) -> list[str]:
+    """The folders a command line adds to Hydra's search path
+    (``hydra.searchpath=[file:///my/conf]``), so `register_configs` scans them too."""
+    dirs = []
+    for arg in argv:
+        key, _, value = arg.lstrip("+").partition("=")
+        if key != "hydra.searchpath":
+            continue
+        for item in value.strip("[]").split(","):
+            item = item.strip().strip("'\"")
+            if item.startswith("file://"):
+                dirs.append(item.removeprefix("file://"))
+    return dirs
+
+
+def register_configs(conf_dirs: list[str | Path] | None = None) -> ConfigStore:
+    """Register the run schema and the schema of every class the conf YAMLs name.
+
+    `conf_dirs`: conf folders to scan besides the project's ``conf/`` (a folder you add to
+    Hydra's search path). Each ``(group, runner.x.Y)`` found (`class_entries`) is stored
+    under that name with the schema derived from the imported class (`runner.settings.
+    derive`): adding a part needs its class and one YAML, no list. Safe to call more than once.
+    """
     from runner.paths import PROJECT_ROOT
+    from runner.settings import derive
 
     # conf/hydra/launcher/{ray,submitit_*}.yaml share their names with the plugins' own
     # schemas on purpose (`hydra/launcher=ray`): Hydra validates them against those schemas
@@ -126,13 +164,21 @@ def register_configs(extra: list[tuple[str, str, str]] | None = None) -> ConfigS
     )
     if not OmegaConf.has_resolver("project_root"):
         OmegaConf.register_new_resolver("project_root", lambda: str(PROJECT_ROOT))
+    if not OmegaConf.has_resolver("code"):
+        OmegaConf.register_new_resolver("code", code_value)
     cs = ConfigStore.instance()
-    cs.store(name="config_schema", node=RunConfig)
-    specs = list(PART_SCHEMAS)
-    for module in SCHEMA_MODULES:
-        specs += importlib.import_module(module).SCHEMAS
-    for group, name, spec in specs + list(extra or []):
-        cs.store(group=group, name=name, node=_schema_node(_load(spec)))
+    run = OmegaConf.structured(RunConfig)
+    # `study.params` holds only what differs from the study's `Params`, so a parameter the
+    # YAML leaves out is still set with `study.params.<name>=...` (no `+`); the pipeline
+    # checks every key against `Params` (`pipeline.check_config`).
+    OmegaConf.set_struct(run.study.params, False)
+    cs.store(name="config_schema", node=run)
+    dirs = [PROJECT_ROOT / "conf", *(Path(d) for d in conf_dirs or [])]
+    schemas: dict[str, type] = {}
+    for group, name in class_entries(dirs):
+        if name not in schemas:
+            schemas[name] = derive(name)
+        cs.store(group=group, name=name, node=_schema_node(schemas[name]))
     return cs
 
 

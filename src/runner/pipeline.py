@@ -54,8 +54,8 @@ def check_config(cfg: DictConfig) -> tuple[Study, Any, Inputs]:
     In order: keys unknown to their schema (also those added with ``+``), required values
     left unset (``dataset.path: ???``), the study's params, importable targets, schema
     values (``__post_init__``: bootstrap, split, dataset provenance), then every part is
-    built (splitters run their own constructor checks; no weights are loaded) and the
-    study's own `Study.check` runs.
+    built (no weights are loaded), verifiers find their model files and the study's own
+    `Study.check` runs.
     """
     check_known_keys(cfg)
     check_required(cfg)
@@ -83,8 +83,18 @@ def check_config(cfg: DictConfig) -> tuple[Study, Any, Inputs]:
     check_schema_values(cfg)
     typed = OmegaConf.to_object(params)
     inputs = build_inputs(cfg)
+    _check_model_files(inputs)
     study.check(inputs, typed)
     return study, typed, inputs
+
+
+def _check_model_files(inputs: Inputs) -> None:
+    """Every configured verifier finds its model files (the disk, once, before any work)."""
+    wrapped = getattr(inputs.span_detector, "verifier", None)
+    for part in [*inputs.verifiers.values(), wrapped]:
+        check = getattr(part, "check_sources", None)
+        if check is not None:
+            check()
 
 
 def _moved_params_hint(cfg: DictConfig, params_type: type) -> str:

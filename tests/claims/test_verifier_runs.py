@@ -38,9 +38,7 @@ def test_unit_verdicts_combine_per_claim_with_their_calls_and_records(tmp_path: 
 
 
 def test_the_answer_cache_lives_under_the_cache_dir_unless_disabled(tmp_path: Path):
-    _, info = answer_cache(True, None, str(tmp_path))
+    _, info = answer_cache(True, str(tmp_path))
     assert info == {"enabled": True, "folder": str(tmp_path / "judges")}
-    _, info = answer_cache(True, str(tmp_path / "mine"), str(tmp_path))
-    assert info["folder"] == str(tmp_path / "mine")
-    assert answer_cache(False, None, str(tmp_path))[1] == {"enabled": False, "folder": None}
-    assert answer_cache(True, None, None)[1]["folder"] is None  # memory only
+    assert answer_cache(False, str(tmp_path))[1] == {"enabled": False, "folder": None}
+    assert answer_cache(True, None)[1]["folder"] is None  # memory only

@@ -1,4 +1,5 @@
-"""Dataset configs: YAML, schema and loader signature agree, and they instantiate."""
+"""Dataset configs: each YAML names its loader, whose signature is the schema, and they
+instantiate."""
 
 from __future__ import annotations
 
@@ -14,56 +15,55 @@ from tests.conftest import yaml_body_lines
 
 from runner.config import load_part_yaml
 from runner.data import LoadedData
-from runner.data.config import HaluBenchConf, RagTruthConf
-from runner.data.halubench import load_halubench
-from runner.data.ragtruth import load_ragtruth
+from runner.settings import derive, import_path
 
 CONF = Path(__file__).resolve().parents[2] / "conf" / "dataset"
-CASES = [
-    ("ragtruth", RagTruthConf, load_ragtruth),
-    ("ragtruth_jsonl", RagTruthConf, load_ragtruth),
-    ("halubench", HaluBenchConf, load_halubench),
-]
+FILES = sorted(p.stem for p in CONF.glob("*.yaml"))
 
 
-@pytest.mark.parametrize(("name", "schema", "loader"), CASES)
-def test_yaml_schema_and_signature_have_the_same_keys(name, schema, loader):
-    keys = set(load_part_yaml(CONF / f"{name}.yaml"))
-    fields = {f.name for f in dataclasses.fields(schema)}
-    params = set(inspect.signature(loader).parameters) | {"_target_"}
-    assert keys == fields == params
+def loader_of(name: str) -> str:
+    """The loader a dataset YAML names, following a YAML it extends."""
+    first = OmegaConf.load(CONF / f"{name}.yaml").defaults[0]
+    return first if "." in first else loader_of(first)
 
 
-@pytest.mark.parametrize(("name", "schema", "loader"), CASES)
-def test_every_key_is_commented_and_target_names_the_loader(name, schema, loader):
-    lines = yaml_body_lines(CONF / f"{name}.yaml")
-    assert all(" # " in line for line in lines), [line for line in lines if " # " not in line]
-    cfg = OmegaConf.merge(OmegaConf.structured(schema), load_part_yaml(CONF / f"{name}.yaml"))
+@pytest.mark.parametrize("name", FILES)
+def test_every_yaml_names_a_loader_and_sets_only_its_parameters(name):
+    loader = import_path(loader_of(name))
+    assert callable(loader) and loader.__name__.startswith("load_")
+    schema = derive(loader_of(name))
+    params = set(inspect.signature(loader).parameters)
+    assert {f.name for f in dataclasses.fields(schema)} == params | {"_target_"}
+    assert set(load_part_yaml(CONF / f"{name}.yaml")) <= params
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_the_derived_defaults_are_the_loaders_and_the_name_is_the_files(name):
+    loader = import_path(loader_of(name))
+    cfg = OmegaConf.merge(
+        OmegaConf.structured(derive(loader_of(name))), load_part_yaml(CONF / f"{name}.yaml")
+    )
     assert cfg._target_ == f"{loader.__module__}.{loader.__name__}"
-    assert cfg.name == name
-
-
-@pytest.mark.parametrize(
-    ("schema", "loader"), [(RagTruthConf, load_ragtruth), (HaluBenchConf, load_halubench)]
-)
-def test_schema_defaults_match_loader_defaults(schema, loader):
-    params = inspect.signature(loader).parameters
-    for f in dataclasses.fields(schema):
-        if f.name != "_target_":
-            assert f.default == params[f.name].default, f.name
+    assert cfg.name == name  # a YAML that shares a loader renames its data set
 
 
 def test_schema_rejects_wrong_types_and_unknown_keys():
-    base = OmegaConf.structured(RagTruthConf)
+    base = OmegaConf.structured(derive("runner.data.ragtruth.load_ragtruth"))
     with pytest.raises(ValidationError):
         OmegaConf.merge(base, {"limit": "abc"})
     with pytest.raises(Exception, match="nosuchkey"):
         OmegaConf.merge(base, {"nosuchkey": 1})
 
 
+def test_a_split_the_release_lacks_is_refused_by_the_schema():
+    base = OmegaConf.structured(derive("runner.data.ragtruth.load_ragtruth"))
+    with pytest.raises(Exception, match="split"):
+        OmegaConf.to_object(OmegaConf.merge(base, {"split": "dev"}))
+
+
 def test_ragtruth_jsonl_config_instantiates_on_the_fixture(fixtures_dir):
     cfg = OmegaConf.merge(
-        OmegaConf.structured(RagTruthConf),
+        OmegaConf.structured(derive("runner.data.ragtruth.load_ragtruth")),
         load_part_yaml(CONF / "ragtruth_jsonl.yaml"),
         {"path": str(fixtures_dir / "ragtruth_original")},
     )
@@ -74,7 +74,7 @@ def test_ragtruth_jsonl_config_instantiates_on_the_fixture(fixtures_dir):
 
 def test_halubench_config_instantiates_with_a_source_list(halubench_csv):
     cfg = OmegaConf.merge(
-        OmegaConf.structured(HaluBenchConf),
+        OmegaConf.structured(derive("runner.data.halubench.load_halubench")),
         load_part_yaml(CONF / "halubench.yaml"),
         {"path": str(halubench_csv()), "sources": ["pubmedQA"]},
     )

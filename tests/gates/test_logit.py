@@ -20,13 +20,8 @@ def test_pipeline_shape_and_study_settings(train):
     assert isinstance(columns.named_transformers_["tfidf"], TfidfSupport)
     assert isinstance(scale, StandardScaler)
     assert isinstance(model, LogisticRegression)
-    assert (model.C, model.class_weight, model.max_iter, model.random_state, model.solver) == (
-        1.0,
-        "balanced",
-        1000,
-        13,
-        "lbfgs",
-    )
+    settings = ("C", "class_weight", "max_iter", "random_state", "solver")
+    assert {k: model.get_params()[k] for k in settings} == {k: getattr(gate, k) for k in settings}
     assert model.coef_.shape == (1, len(ENHANCED_FEATURES) + 2)
 
 

@@ -390,15 +390,9 @@ def test_judges_only_runs_without_s1_rows(models):
 def composed(*overrides: str):
     from hydra import compose, initialize_config_dir
 
-    import runner.claims.judges.config as judge_conf
-    import runner.claims.span_detector as span_conf
-    import runner.data.config as data_conf
-    import runner.verifiers.config as verifier_conf
     from runner.config import register_configs
 
-    register_configs(
-        data_conf.SCHEMAS + judge_conf.SCHEMAS + span_conf.SCHEMAS + verifier_conf.SCHEMAS
-    )
+    register_configs()
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
         return compose("config", overrides=["experiment=claims_verification", *overrides])
 

@@ -132,7 +132,7 @@ def compose_experiment(tmp_path: Path, experiment: str, overrides: list[str] = (
         shutil.copy(CONF / "experiment" / f"{name}.yaml", conf / "experiment")
     (conf / "bootstrap").mkdir()
     (conf / "bootstrap" / "test.yaml").write_text(
-        "defaults:\n  - bootstrap_schema\n  - _self_\nn_resamples: 40\nlevel: 0.95\nseed: 13\n"
+        "defaults:\n  - runner.evaluation.config.BootstrapConf\n  - _self_\nn_resamples: 40\n"
     )
     (conf / "config.yaml").write_text(
         "defaults:\n  - _self_\n  - dataset: hri_claims\n  - bootstrap: test\n"

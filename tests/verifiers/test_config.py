@@ -13,15 +13,14 @@ from sklearn.base import clone
 
 from runner.config import register_configs
 from runner.errors import ConfigError
+from runner.settings import derive
 from runner.verifiers import DebertaNLIVerifier, HHEMVerifier, LettuceDetectVerifier, Verifier
 from runner.verifiers.base import inference, verifier_class
 from runner.verifiers.build import CONF_DIR, compose_verifier, master_seed
-from runner.verifiers.config import DebertaNLIConf, HHEMConf, LettuceDetectConf
 
 SCHEMA = {
-    DebertaNLIVerifier: DebertaNLIConf,
-    HHEMVerifier: HHEMConf,
-    LettuceDetectVerifier: LettuceDetectConf,
+    cls: derive(f"runner.verifiers.{cls.__name__}")
+    for cls in (DebertaNLIVerifier, HHEMVerifier, LettuceDetectVerifier)
 }
 CONFIG = {
     "deberta_nli": DebertaNLIVerifier,

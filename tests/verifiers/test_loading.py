@@ -4,6 +4,7 @@ import socket
 
 import pytest
 import torch
+from sklearn.base import clone
 from tests.verifiers.conftest import TINY_ARCH, corpus
 
 from runner.errors import ConfigError
@@ -16,14 +17,27 @@ from runner.verifiers import (
 from runner.verifiers.architecture import build_config, load_architecture
 
 
-def test_missing_local_path_fails_at_construction_saying_how_to_provide_it(tmp_path):
+def test_missing_local_path_fails_the_source_check_saying_how_to_provide_it(tmp_path):
+    verifier = DebertaNLIVerifier(model=str(tmp_path / "nowhere"))  # settings only: no disk
     with pytest.raises(ModelNotAvailableError, match=r"does not exist.*model=DIR"):
-        DebertaNLIVerifier(model=str(tmp_path / "nowhere"))
+        verifier.check_sources()  # the pipeline's pre-flight asks it once
+    with pytest.raises(ModelNotAvailableError, match=r"does not exist.*model=DIR"):
+        verifier.load()  # and loading finds the same
+
+
+def test_a_clone_does_not_touch_the_disk(tmp_path, monkeypatch):
+    import runner.verifiers.base as base
+
+    verifier = DebertaNLIVerifier(model=str(tmp_path / "nowhere"))
+    asked = []
+    monkeypatch.setattr(base, "resolve_source", lambda *a: asked.append(a))
+    clone(verifier).set_params(batch_size=4)
+    assert asked == []
 
 
 def test_directory_without_config_is_refused(tmp_path):
     with pytest.raises(ModelNotAvailableError, match=r"no config\.json"):
-        HHEMVerifier(model=str(tmp_path))
+        HHEMVerifier(model=str(tmp_path)).check_sources()
 
 
 @pytest.mark.parametrize("cls", [DebertaNLIVerifier, HHEMVerifier, LettuceDetectVerifier])
@@ -33,7 +47,7 @@ def test_hub_id_while_offline_fails_immediately(cls, monkeypatch, tmp_path):
     connects = []
     monkeypatch.setattr(socket.socket, "connect", lambda sock, addr: connects.append(addr))
     with pytest.raises(ModelNotAvailableError) as err:
-        cls(model="some-org/some-verifier-model")
+        cls(model="some-org/some-verifier-model").check_sources()
     assert connects == []  # answered from the (empty) cache: no network, no retry loop
     message = str(err.value)
     assert "offline" in message and "huggingface-cli download" in message

@@ -245,23 +245,3 @@ class SpanDetector:
             "sweep": list(self.sweep),
             "label_rule": "green if no token > threshold; red if share >= red_share; else yellow",
         }
-
-
-@dataclass
-class SpanDetectorConf:
-    """Parameters of `SpanDetector`; ``verifier`` is composed from ``conf/verifier/``."""
-
-    _target_: str = "runner.claims.span_detector.SpanDetector"
-    verifier: Any = None
-    threshold: float = 0.3
-    red_share: float = 0.5
-    sweep: list[float] = field(default_factory=lambda: list(DEFAULT_SWEEP))
-    name: str = "S1"
-    batch_size: int = 16
-    passage_separator: str = "\n\n"
-
-
-SCHEMAS: list[tuple[str, str, str]] = [
-    ("span_detector", "span_detector_schema", "runner.claims.span_detector:SpanDetectorConf"),
-]
-"""(group, name, "module:Class") for `runner.config.register_configs` (``SCHEMA_MODULES``)."""

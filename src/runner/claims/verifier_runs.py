@@ -56,17 +56,14 @@ class SpanRun:
     runtime: dict[str, Any]
 
 
-def answer_cache(
-    enabled: bool, folder: str | None, cache_dir: str | None
-) -> tuple[AnswerCache, dict[str, Any]]:
+def answer_cache(enabled: bool, cache_dir: str | None) -> tuple[AnswerCache, dict[str, Any]]:
     """The judges' answer cache and its runtime entry.
 
-    On disk in ``folder`` (default ``<cache_dir>/judges``, shared by every study that runs
-    judges) when ``enabled``; in memory only when disabled or when no folder is known.
+    On disk in ``<cache_dir>/judges`` (``paths.cache_dir``, the run's one cache folder,
+    shared by every study that runs judges) when ``enabled``; in memory only when disabled
+    or when no cache folder is configured.
     """
-    if folder is None and cache_dir:
-        folder = str(Path(cache_dir) / "judges")
-    root = folder if enabled else None
+    root = str(Path(cache_dir) / "judges") if enabled and cache_dir else None
     return AnswerCache(root), {"enabled": enabled, "folder": root}
 
 

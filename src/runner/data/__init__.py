@@ -5,7 +5,6 @@ CSV sample, the Hub) stays here.
 """
 
 from runner.data.base import LoadedData
-from runner.data.config import HaluBenchConf, RagTruthConf
 from runner.data.halubench import load_halubench
 from runner.data.hashing import fingerprint_files
 from runner.data.ragtruth import load_ragtruth
@@ -14,9 +13,7 @@ from runner.frames import REQUIRED_COLUMNS
 
 __all__ = [
     "REQUIRED_COLUMNS",
-    "HaluBenchConf",
     "LoadedData",
-    "RagTruthConf",
     "fingerprint_files",
     "load_halubench",
     "load_ragtruth",

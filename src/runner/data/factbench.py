@@ -51,6 +51,7 @@ import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from runner.data.base import LoadedData
@@ -78,7 +79,7 @@ CLAIM_LABEL_MAP: dict[Any, str] = {
 #: Response labels → outcome (1 = non-factual response); None = excluded.
 RESPONSE_LABEL_MAP: dict[Any, int | None] = {True: 0, False: 1, "NA": None}
 STANCES = ("completely-support", "partially-support", "refute", "irrelevant")
-DEFAULT_IMPORTANCE = {"yes": 3, "intermediate": 2, "no": 1}
+DEFAULT_IMPORTANCE: Mapping[str, int] = MappingProxyType({"yes": 3, "intermediate": 2, "no": 1})
 
 _HOW_TO = (
     "Factcheck-Bench is read from <data_dir>/factcheck-bench/ (set RUNNER_DATA_DIR, or pass "
@@ -90,7 +91,7 @@ _HOW_TO = (
 def load_factbench(
     path: str | None = None,
     collections: Sequence[str] = COLLECTIONS,
-    importance_criticality: Mapping[str, int] | None = None,
+    importance_criticality: Mapping[str, int] = DEFAULT_IMPORTANCE,
     name: str = "factbench",
 ) -> LoadedData:
     """Load Factcheck-Bench collections as one claim-level HRI frame.

@@ -155,7 +155,7 @@ def read_claims_file(path: str | Path) -> list[Response]:
     return responses
 
 
-def load_hri_claims(path: str | None = None, name: str = "hri_claims") -> LoadedData:
+def load_hri_claims(path: str = DEFAULT_CLAIMS_FILE, name: str = "hri_claims") -> LoadedData:
     """Load a claims file as the claim-level HRI frame.
 
     Parameters

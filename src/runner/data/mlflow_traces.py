@@ -30,13 +30,16 @@ from runner.data.hashing import frame_fingerprint
 from runner.data.row_issues import IssueLog
 from runner.data.traces import TraceMapping, TraceProblem, trace_row
 from runner.errors import ConfigError, DataError, DataNotFoundError
+from runner.settings import checked_by
 
 LOADER_VERSION = 1
 PAGE = 500
 """Traces per search request (the store's page)."""
 
 
-def check_settings(experiment: Any, max_results: int | None, since: Any, until: Any) -> None:
+def check_settings(
+    experiment: Any, max_results: int | None, since: Any, until: Any, **_: Any
+) -> None:
     """Refuse settings that cannot work, before the store is opened (also run by the schema)."""
     if experiment in (None, "") or str(experiment) == "???":
         raise ConfigError("dataset.experiment: the MLflow experiment (name or id) to read")
@@ -125,6 +128,7 @@ def search_all(
     return traces
 
 
+@checked_by(check_settings)
 def load_mlflow_traces(
     experiment: str,
     tracking_uri: str | None = None,

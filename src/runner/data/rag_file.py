@@ -27,7 +27,9 @@ import json
 import numbers
 import re
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -39,6 +41,7 @@ from runner.data.response_frame import as_id
 from runner.data.row_issues import IssueLog, is_missing
 from runner.data.text_files import read_jsonl, read_text
 from runner.errors import ConfigError, DataError, DataNotFoundError
+from runner.settings import checked_by
 
 # OmegaConf reads the config annotations at runtime and does not understand `X | None`.
 
@@ -93,7 +96,9 @@ def parse_label(value: Any) -> int | None:
     return None
 
 
-def check_settings(columns: dict[str, str], extra_columns: str, limit: int | None) -> None:
+def check_settings(
+    columns: Mapping[str, str], extra_columns: str, limit: int | None, **_: Any
+) -> None:
     """Refuse settings that cannot work, before any file is read (also run by the schema).
 
     Raises
@@ -110,9 +115,14 @@ def check_settings(columns: dict[str, str], extra_columns: str, limit: int | Non
         raise ConfigError(f"dataset.columns: {unknown} are not fields (fields: {list(FIELDS)})")
 
 
+NO_COLUMNS: Mapping[str, str] = MappingProxyType({})
+"""No renames: every field under its own name."""
+
+
+@checked_by(check_settings)
 def load_rag_file(
     path: str,
-    columns: dict[str, str] | None = None,
+    columns: Mapping[str, str] = NO_COLUMNS,
     extra_columns: str = "error",
     limit: int | None = None,
     skip_invalid: bool = False,

@@ -47,6 +47,7 @@ from runner.data.text_files import read_jsonl
 from runner.errors import ConfigError, DataError, DataNotFoundError
 from runner.frames import REQUIRED_COLUMNS
 from runner.paths import data_dir as default_data_dir
+from runner.settings import checked_by
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +65,12 @@ SOURCE_FILE = "source_info.jsonl"
 _EXTRAS = ("model", "temperature", "quality")
 
 
+def check_settings(name: str, split: str, path: Any, **_: Any) -> None:
+    """Refuse a split the release does not have, before any file is read (run by the schema)."""
+    check_split_file(name, split, path, SPLITS)
+
+
+@checked_by(check_settings)
 def load_ragtruth(
     split: str = "test",
     path: str | os.PathLike | None = None,

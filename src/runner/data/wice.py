@@ -25,6 +25,7 @@ from runner.data.claim_frame import (
 from runner.data.claim_labels import LABELS, SEVERITY
 from runner.data.split_files import check_split_file
 from runner.errors import DataError
+from runner.settings import checked_by
 
 WICE_FILES = {
     "wice": "wice/data/entailment_retrieval/claim/{split}.jsonl",
@@ -42,6 +43,12 @@ _HOW_TO_WICE = (
 )
 
 
+def check_wice_settings(name: str, split: str, path: Any, **_: Any) -> None:
+    """Refuse a WiCE split that does not exist, before any file is read (run by the schema)."""
+    check_split_file(name, split, path, WICE_SPLITS)
+
+
+@checked_by(check_wice_settings)
 def load_wice(
     split: str = "test",
     path: str | None = None,
@@ -99,6 +106,7 @@ def load_wice(
     )
 
 
+@checked_by(check_wice_settings)
 def load_wice_oracle(
     split: str = "test",
     path: str | None = None,

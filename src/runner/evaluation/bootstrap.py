@@ -49,6 +49,7 @@ from runner.evaluation.intervals import percentile_interval
 from runner.evaluation.metrics import auroc_batched, average_precision_batched
 from runner.evaluation.operating import accepted_risk_batched, review_precision_batched
 from runner.frames import check_labels
+from runner.settings import SEED
 
 BatchedMetric = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
@@ -337,7 +338,7 @@ def group_bootstrap(
     groups: object,
     metrics: Mapping[str, BatchedMetric],
     n_resamples: int = 1000,
-    seed: int = 13,
+    seed: int = SEED,
     strata: object | None = None,
     level: float = 0.95,
     order_key: object | None = None,

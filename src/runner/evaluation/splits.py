@@ -39,6 +39,7 @@ from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
 from runner.errors import ConfigError, DataError
 from runner.evaluation.group_order import group_codes
+from runner.settings import SEED
 
 
 @dataclass(frozen=True)
@@ -163,6 +164,12 @@ class _Splitter:
     def folds(self, frame: pd.DataFrame) -> Iterator[Fold]:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    @classmethod
+    def check_settings(cls, **settings: object) -> None:
+        """Refuse settings that cannot work, by the constructor's own checks (the derived
+        config schema calls this at the pre-flight check, before any data)."""
+        cls(**settings)
+
     def split(self, frame: pd.DataFrame) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Yield `(train_idx, test_idx)` positional index pairs, one per fold."""
         for fold in self.folds(frame):
@@ -212,7 +219,7 @@ class GroupedKFold(_Splitter):
     def __init__(
         self,
         n_splits: int = 5,
-        seed: int = 13,
+        seed: int = SEED,
         shuffle: bool = True,
         y_col: str = "label",
         group_col: str = "group_id",
@@ -282,7 +289,7 @@ class KFold(_Splitter):
     def __init__(
         self,
         n_splits: int = 5,
-        seed: int = 13,
+        seed: int = SEED,
         stratified: bool = True,
         shuffle: bool = True,
         y_col: str = "label",
@@ -468,7 +475,7 @@ class TargetAdaptation(_Splitter):
         test_fraction: float = 0.2,
         ks: Sequence[int] = (25, 50, 100, 200),
         n_seeds: int = 10,
-        seed: int = 13,
+        seed: int = SEED,
         column: str = "source",
         y_col: str = "label",
         group_col: str | None = None,

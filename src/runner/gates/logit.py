@@ -22,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 from runner.features import TfidfSupport
 from runner.frames import check_labels
 from runner.gates.base import as_risk, check_lexical_names, with_lexical
+from runner.settings import SEED
 
 
 class LogitGate(BaseEstimator):
@@ -38,7 +39,7 @@ class LogitGate(BaseEstimator):
     class_weight : str or None, default "balanced"
         Passed to `LogisticRegression`.
     max_iter : int, default 1000
-    random_state : int, default 13
+    random_state : int, default `runner.settings.SEED`
     solver : str, default "lbfgs"
     extra_features : sequence of str, default ()
         Numeric columns that are not lexical features but scores the frame already
@@ -53,6 +54,7 @@ class LogitGate(BaseEstimator):
     """
 
     needs_fit = True
+    _convert_ = "all"  # Hydra hands lists to it as plain lists (clone-safe, picklable)
 
     def __init__(
         self,
@@ -61,7 +63,7 @@ class LogitGate(BaseEstimator):
         C: float = 1.0,
         class_weight: str | None = "balanced",
         max_iter: int = 1000,
-        random_state: int = 13,
+        random_state: int = SEED,
         solver: str = "lbfgs",
         extra_features: Sequence[str] = (),
     ):

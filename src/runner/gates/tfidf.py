@@ -47,7 +47,7 @@ class TfidfGate(BaseEstimator):
 
     needs_fit = True
 
-    def __init__(self, kind: str = "answer_context"):
+    def __init__(self, kind: TfidfKind | str = "answer_context"):
         self.kind = kind
 
     def _feature(self) -> str:

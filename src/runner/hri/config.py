@@ -4,7 +4,7 @@ Why: the seed (001) stresses that every HRI number — label contributions, the 
 dimension mapping, dimension weights, safety floors, risk bands and the feedback decay λ —
 is a provisional design parameter to be calibrated per domain. So none of them lives in
 code: they are read from the `hri` config group, type-checked by the dataclass schema
-below (registered in Hydra's ConfigStore as ``hri/hri_schema``) and then checked for
+below (``conf/hri/default.yaml`` names it; its few defaults are noted there) and then checked for
 meaning by `validate_hri_config`, which raises a `ConfigError` naming the key at fault
 (weights that do not sum to 1, a floor on an unknown label, bands out of order, ...).
 
@@ -27,12 +27,6 @@ from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from runner.errors import ConfigError
-
-SCHEMAS: list[tuple[str, str, str]] = [
-    ("hri", "hri_schema", "runner.hri.config:HRIConf"),
-]
-"""(group, schema name, "module:Class") of the HRI config group, for
-`runner.config.register_configs` (add this module to its ``SCHEMA_MODULES``)."""
 
 
 @dataclass

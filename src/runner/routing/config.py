@@ -44,11 +44,6 @@ class RoutingConf:
     work_dir: Optional[str] = None
 
 
-SCHEMAS: list[tuple[str, str, str]] = [
-    ("routing", "routing_schema", "runner.routing.config:RoutingConf"),
-]
-
-
 def check_routing(routing: RoutingConf) -> None:
     """Fail on settings that cannot make a contract, naming the key."""
 

@@ -94,12 +94,10 @@ class Params:
     keep_outputs : bool
         Write every judge answer, reasoning and parse error to ``claims_verdicts.json``.
     answer_cache : bool
-        Keep judge answers in a disk cache keyed by model hash, prompt text and decoding
-        settings (`runner.claims.judges.cache`), so a re-run that changes only how verdicts
-        are combined re-uses them. False: answers are still shared between the judges of
-        one run (in memory), never read from or written to disk.
-    cache_dir : str or None
-        Folder of the disk cache; None = ``<paths.cache_dir>/judges``.
+        Keep judge answers in a disk cache, ``<paths.cache_dir>/judges``, keyed by model
+        hash, prompt text and decoding settings (`runner.claims.judges.cache`), so a re-run
+        that changes only how verdicts are combined re-uses them. False: answers are still
+        shared between the judges of one run (in memory), never read from or written to disk.
     span_cache : bool
         Keep S1's token probabilities in ``<paths.cache_dir>/span_detector``, keyed by the
         hashes of its weights and tokenizer, every setting and the exact inputs of the call
@@ -114,7 +112,6 @@ class Params:
     timing_in_tables: bool = False
     keep_outputs: bool = True
     answer_cache: bool = True
-    cache_dir: Optional[str] = None
     span_cache: bool = True
 
     def __post_init__(self) -> None:
@@ -167,9 +164,7 @@ class ClaimsVerification(
 
         # The judges run before S1, so a long run stores judge answers in the cache from
         # its first minutes on.
-        cache, runtime["answer_cache"] = answer_cache(
-            params.answer_cache, params.cache_dir, inputs.cache_dir
-        )
+        cache, runtime["answer_cache"] = answer_cache(params.answer_cache, inputs.cache_dir)
         judge_runs = run_judges(inputs.judges, cu, inputs.progress, cache)
         for name, jr in judge_runs.items():
             scores[f"{name}__label"] = jr.labels

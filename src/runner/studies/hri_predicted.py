@@ -169,7 +169,7 @@ class HriPredicted(Study, name="hri_predicted", params=Params, titles=TITLES, pa
         # shared with it (and with earlier runs of this study); memory only without a cache dir.
         # The judges take turns claim by claim (`judge_units`), so setups of one model share
         # each first answer and a repair starts from the model's kept keys/values.
-        cache, _ = answer_cache(True, None, inputs.cache_dir)
+        cache, _ = answer_cache(True, inputs.cache_dir)
         units = pd.DataFrame(
             {
                 "question": [questions[i] for i in judged],

@@ -5,7 +5,7 @@ likely unfaithful; ``needs_fit = False`` tells the out-of-fold loop there is not
 so a verifier is a scikit-learn-style estimator whose constructor arguments are its whole
 configuration (``get_params`` / ``clone`` work, Hydra instantiates it from YAML). Those
 arguments are dataclass fields, declared once: the shared ones here, each verifier's own in
-its class; the config schemas are derived from them (`runner.verifiers.config`).
+its class; the config schemas are derived from them (`runner.settings.derive`).
 
 Inference is the same for every verifier: evidence selection, tokenisation with
 evidence-only truncation, length-sorted batches padded to the batch's longest, one forward
@@ -28,7 +28,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, clone
 
 from runner.errors import ConfigError, DataError
-from runner.settings import settings_class
+from runner.settings import SEED, settings_class
 from runner.verifiers.encoding import Encoded, TruncationStats, length_sorted_batches, pad
 from runner.verifiers.evidence import check_policy, select_evidence
 from runner.verifiers.loading import (
@@ -106,7 +106,7 @@ verifier_class = settings_class
 
 Why: a verifier's parameters are declared once, as fields. The generated ``__init__``
 takes them as explicit keywords (what scikit-learn's `get_params` / `clone` read), the
-structured-config schema is derived from them (`runner.verifiers.config.schema`), and a
+structured-config schema is derived from them (`runner.settings.derive`), and a
 subclass declares only its own settings. Its keywords override the default of an
 inherited setting (its type and whether `derive` may change it stay the base's)::
 
@@ -176,7 +176,7 @@ class Verifier(BaseEstimator):
     tokenizer: str | None = None
     tokenizer_corpus: str | None = None
     device: str = "cpu"
-    seed: int = 13
+    seed: int = SEED
     # inference: `derive` may change these on loaded weights
     batch_size: int = inference(1)
     max_length: int = inference(512)
@@ -198,7 +198,9 @@ class Verifier(BaseEstimator):
     # --- configuration -------------------------------------------------------------------
 
     def _validate(self) -> None:
-        """Cheap checks, run at construction and before loading: fail before any work."""
+        """Cheap checks of the settings, no disk: run once per change of settings (at
+        construction, which `clone` is too, and in `set_params`). Whether the model files
+        exist is `check_sources`, asked once before loading (the pipeline's pre-flight)."""
         if self.weights not in WEIGHTS:
             raise ConfigError(f"{self.kind}: weights {self.weights!r} not in {WEIGHTS}")
         check_precision(self.device, self.dtype, self.quantize)
@@ -209,12 +211,14 @@ class Verifier(BaseEstimator):
                 raise ConfigError(f"{self.kind}: {name} must be a positive int, got {value!r}")
         if self.threads is not None and (not isinstance(self.threads, int) or self.threads < 1):
             raise ConfigError(f"{self.kind}: threads must be a positive int or null")
-        if self.weights == "pretrained":
-            self._check_sources()
-        elif self.architecture is None:
+        if self.weights == "random" and self.architecture is None:
             raise ConfigError(f"{self.kind}: weights=random needs an architecture")
 
-    def _check_sources(self) -> None:
+    def check_sources(self) -> None:
+        """Find the model files pretrained weights need (a missing one fails here, saying how
+        to bring it); random weights need none. Touches the disk: ask it once, before work."""
+        if self.weights != "pretrained":
+            return
         resolve_source(self.model, self.revision)
         if self.tokenizer:
             resolve_source(self.tokenizer)
@@ -265,7 +269,6 @@ class Verifier(BaseEstimator):
         """Load (once) the model and tokenizer, and prepare the configured precision."""
         if getattr(self, "_prepared", None) is not None:
             return self
-        self._validate()
         if getattr(self, "_base", None) is None:
             self._base = self._load_base()
             self._after_load(self._base)
@@ -318,8 +321,7 @@ class Verifier(BaseEstimator):
         if bad:
             raise ConfigError(f"derive: {sorted(bad)} change the model; build a new verifier")
         self.load()
-        other = clone(self).set_params(**params)
-        other._validate()
+        other = clone(self).set_params(**params)  # settings checked once, by set_params
         other._base = self._base
         other._after_load(self._base)
         other._prepared = None

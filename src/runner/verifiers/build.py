@@ -20,24 +20,19 @@ CONF_DIR = PROJECT_ROOT / "conf"
 
 
 def register_schemas() -> None:
-    """Store the verifier and architecture schemas in Hydra's ConfigStore (idempotent)."""
-    import importlib
+    """Store the schemas the conf YAMLs name in Hydra's ConfigStore (idempotent)."""
+    from runner.config import register_configs
 
-    from hydra.core.config_store import ConfigStore
-
-    from runner.verifiers.config import SCHEMAS
-
-    cs = ConfigStore.instance()
-    for group, name, spec in SCHEMAS:
-        module, _, attr = spec.partition(":")
-        cs.store(group=group, name=name, node=getattr(importlib.import_module(module), attr))
+    register_configs()
 
 
 def master_seed(conf_dir: Path = CONF_DIR) -> int:
     """The master ``seed`` of the root config (``conf/config.yaml``)."""
     from omegaconf import OmegaConf
 
-    return int(OmegaConf.load(conf_dir / "config.yaml").seed)
+    from runner.settings import SEED
+
+    return int(OmegaConf.load(conf_dir / "config.yaml").get("seed", SEED))
 
 
 def compose_verifier(

