@@ -45,19 +45,6 @@ ALLOWED: dict[str, str] = {
         "the documented protocol of parts that load weights; a Protocol is met structurally, "
         "so implementers never name it"
     ),
-    # Found by this check in files that other work of issue 24 is rewriting (config: item 1,
-    # routing: item 2); each is left for that branch to remove. An entry whose name is gone
-    # or used again fails the check, so the list empties itself as they merge.
-    "runner.config.load_part_yaml": "only tests call it; runner/config.py is the config work's",
-    "runner.gates.config.CONF_BY_TARGET": "issue 24 item 4 assigns it to the config work",
-    "runner.verifiers.token_labels.flagged_spans": (
-        "only tests call it; verifiers/ is the config work's"
-    ),
-    "runner.routing.report.as_array": "issue 24 item 4 assigns it to the routing work",
-    "runner.routing.route.unseen_sources": "only tests call it; routing/ is the routing work's",
-    "runner.studies.route.STREAM_FORMAT": (
-        "read by nothing (so no work key includes it); studies/route.py is the routing work's"
-    ),
 }
 """``<module>.<name>`` -> why it stays although nothing in src/ or scripts/ uses it."""
 

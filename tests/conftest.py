@@ -15,6 +15,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from omegaconf import DictConfig, OmegaConf
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -141,17 +142,10 @@ def mlflow_server(
             server.kill()
 
 
-def yaml_body_lines(path: str | Path) -> list[str]:
-    """A conf YAML's key lines, without comment-only lines and the defaults block."""
-    lines, in_defaults = [], False
-    for line in Path(path).read_text().splitlines():
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        if line.startswith("defaults:"):
-            in_defaults = True
-            continue
-        if in_defaults and line.startswith((" ", "-")):
-            continue
-        in_defaults = False
-        lines.append(line)
-    return lines
+def load_part_yaml(path: str | Path) -> DictConfig:
+    """One part's YAML (a gate, a dataset, ...) without its Hydra defaults list: what the
+    file itself sets, to check against the schema derived from its class."""
+    node = OmegaConf.load(path)
+    if "defaults" in node:
+        node = OmegaConf.masked_copy(node, [k for k in node if k != "defaults"])
+    return node

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
-from omegaconf import MISSING, DictConfig, OmegaConf
+from omegaconf import MISSING, OmegaConf
 
 from runner.settings import OPEN_KEYS, SEED
 
@@ -192,16 +192,4 @@ def _schema_node(schema: type) -> Any:
     node = OmegaConf.structured(schema)
     for name in opened:
         OmegaConf.set_struct(node._get_node(name), False)
-    return node
-
-
-def load_part_yaml(path: str | Path) -> DictConfig:
-    """One part's YAML (a gate, a dataset, ...) without its Hydra defaults list.
-
-    For building a part outside Hydra (`instantiate(load_part_yaml(p))`) and for tests
-    that check a file against its schema.
-    """
-    node = OmegaConf.load(path)
-    if "defaults" in node:
-        node = OmegaConf.masked_copy(node, [k for k in node if k != "defaults"])
     return node

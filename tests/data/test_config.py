@@ -11,9 +11,8 @@ import pytest
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 from omegaconf.errors import ValidationError
-from tests.conftest import yaml_body_lines
+from tests.conftest import load_part_yaml
 
-from runner.config import load_part_yaml
 from runner.data import LoadedData
 from runner.settings import derive, import_path
 

@@ -9,7 +9,6 @@ from hydra.utils import instantiate
 from omegaconf import OmegaConf
 from omegaconf.errors import ConfigKeyError, ValidationError
 from sklearn.base import clone
-from tests.conftest import yaml_body_lines
 
 from runner.config import register_configs
 from runner.gates import (

@@ -12,13 +12,7 @@ from scipy.stats import beta
 from runner.errors import DataError
 from runner.routing.audit import estimate
 from runner.routing.model import InputError, check_input
-from runner.routing.route import audit_sample, handle_unseen, realised, unseen_sources
-
-
-def test_unseen_sources_are_counted_per_source():
-    sources = pd.Series(["a", "b", "c", "c", "a"])
-    assert unseen_sources(sources, ["a", "b"]) == {"c": 2}
-    assert unseen_sources(sources, ["a", "b", "c"]) == {}
+from runner.routing.route import audit_sample, handle_unseen, realised
 
 
 def test_unseen_sources_stop_the_run_under_error_and_only_warn_otherwise(caplog):

@@ -8,7 +8,6 @@ from tests.routing.detector import minilm_dir
 
 from runner.errors import DataError
 from runner.verifiers.token_labels import (
-    flagged_spans,
     gold_spans,
     span_overlap_counts,
     token_labels,
@@ -33,9 +32,7 @@ def test_gold_spans_read_ragtruth_records_and_refuse_bad_bounds():
         gold_spans([{"start": "5", "end": 9}], "0123456789", "r1")
 
 
-def test_flagged_runs_become_spans_and_overlap_is_counted_in_characters():
-    offsets = [(0, 3), (4, 8), (9, 12), (13, 15)]
-    assert flagged_spans(offsets, [True, True, False, True]) == [(0, 8), (13, 15)]
+def test_overlap_is_counted_in_characters():
     assert span_overlap_counts([(0, 8)], [(4, 12)]) == (4, 8, 8)
 
 

@@ -17,12 +17,6 @@ from runner.errors import DataError
 log = logging.getLogger(__name__)
 
 
-def unseen_sources(sources: pd.Series, training_sources: list[str]) -> dict[str, int]:
-    """Rows per source the gate was not fitted on (empty when every source was seen)."""
-    unseen = sources[~sources.astype(str).isin(set(training_sources))].astype(str)
-    return {str(k): int(v) for k, v in sorted(unseen.value_counts().items())}
-
-
 def handle_unseen(
     unseen: dict[str, int], policy: str, training_sources: list[str], file: str | None
 ) -> None:

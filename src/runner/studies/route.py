@@ -42,9 +42,6 @@ from runner.routing.trace_feedback import TraceFeedback
 from runner.routing.work_folder import WorkFolder, work_key, work_root
 from runner.studies.contract import Inputs, Study
 
-STREAM_FORMAT = 1
-"""Bump when a shard's content changes, so work folders of older runs are not reused."""
-
 TITLES = {
     "rows": "Input rows",
     "decisions": "Routed rows per decision",

@@ -64,19 +64,6 @@ def token_labels(offsets: Sequence[Span], spans: Sequence[Span]) -> np.ndarray:
     return labels
 
 
-def flagged_spans(offsets: Sequence[Span], flags: Sequence[bool]) -> list[Span]:
-    """Runs of consecutive flagged tokens as character spans (LettuceDetect's spans)."""
-    out: list[list[int]] = []
-    last = None
-    for (s, e), flag in zip(offsets, flags, strict=True):
-        if flag and last is not None and out and out[-1][1] >= last:
-            out[-1][1] = e
-        elif flag:
-            out.append([s, e])
-        last = e if flag else None
-    return [(a, b) for a, b in out]
-
-
 def _covered(spans: Sequence[Span]) -> set[int]:
     return {c for a, b in spans for c in range(a, b)}
 

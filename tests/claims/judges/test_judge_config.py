@@ -11,9 +11,10 @@ from hydra.errors import ConfigCompositionException
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 from omegaconf.errors import MissingMandatoryValue, ValidationError
+from tests.conftest import load_part_yaml
 
 from runner.claims.judges import LLMJudge, OpenAICompatibleJudge, TransformersJudge
-from runner.config import load_part_yaml, register_configs
+from runner.config import register_configs
 from runner.errors import ConfigError
 from runner.paths import PROJECT_ROOT
 from runner.settings import derive
