@@ -17,7 +17,7 @@ same frame, and the fingerprint (trace ids and the rows' text) changes when a tr
 
 from __future__ import annotations
 
-import datetime as dt
+import datetime
 import hashlib
 import json
 from collections import Counter
@@ -57,14 +57,14 @@ def to_ms(value: Any, key: str) -> int:
     if isinstance(value, str) and value.strip().isdigit():
         return int(value)
     try:
-        stamp = dt.datetime.fromisoformat(str(value))
+        stamp = datetime.datetime.fromisoformat(str(value))
     except ValueError:
         raise ConfigError(
             f"dataset.{key}={value!r}: an ISO-8601 date/time (2026-01-31, "
             "2026-01-31T12:00:00+00:00) or epoch milliseconds"
         ) from None
     if stamp.tzinfo is None:
-        stamp = stamp.replace(tzinfo=dt.UTC)
+        stamp = stamp.replace(tzinfo=datetime.UTC)
     return int(stamp.timestamp() * 1000)
 
 

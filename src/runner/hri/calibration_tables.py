@@ -21,8 +21,7 @@ from typing import Any
 import numpy as np
 
 from runner.errors import ConfigError
-from runner.evaluation import metrics
-from runner.evaluation import operating as op
+from runner.evaluation import metrics, operating
 from runner.evaluation.intervals import percentile_interval, wilson_interval
 from runner.hri.config import HRIConfig
 from runner.hri.scoring import band_for
@@ -248,11 +247,11 @@ def operating_points(
             table,
             row,
             rule,
-            op.operating_point(y, flagged, weights, cm, cr),
-            op.operating_point(y, flagged, ones, cm, cr),
+            operating.operating_point(y, flagged, weights, cm, cr),
+            operating.operating_point(y, flagged, ones, cm, cr),
             level,
         )
-    t_point, _ = op.cost_optimal_threshold(y, s, ones, cm, cr)
+    t_point, _ = operating.cost_optimal_threshold(y, s, ones, cm, cr)
     t = float(t_point[0])
     flagged = s >= t
     result.add(table, row, "cost_optimal/cutoff", scaled(t, config.scale))
@@ -261,12 +260,12 @@ def operating_points(
         table,
         row,
         "cost_optimal",
-        op.operating_point(y, flagged, weights, cm, cr),
-        op.operating_point(y, flagged, ones, cm, cr),
+        operating.operating_point(y, flagged, weights, cm, cr),
+        operating.operating_point(y, flagged, ones, cm, cr),
         level,
     )
     # Out-of-bag: choose the threshold on each resample, pay its cost on the left-out rows.
-    t_boot, _ = op.cost_optimal_threshold(y, s, weights, cm, cr)
+    t_boot, _ = operating.cost_optimal_threshold(y, s, weights, cm, cr)
     oob = weights == 0
     flag = s[None, :] >= t_boot[:, None]
     miss = (y[None, :] == 1) & ~flag
@@ -295,11 +294,11 @@ def suggested_cutoffs(
     """Caution / review / block cut-offs the data suggests, with bootstrap CIs and bands."""
     ones = np.ones((1, y.shape[0]))
     rules = {
-        "caution": lambda w: op.recall_threshold(y, s, w, targets.caution_recall),
-        "review": lambda w: op.cost_optimal_threshold(
+        "caution": lambda w: operating.recall_threshold(y, s, w, targets.caution_recall),
+        "review": lambda w: operating.cost_optimal_threshold(
             y, s, w, targets.cost_missed, targets.cost_review
         )[0],
-        "block": lambda w: op.precision_threshold(y, s, w, targets.block_precision),
+        "block": lambda w: operating.precision_threshold(y, s, w, targets.block_precision),
     }
     out: dict[str, float | None] = {}
     for name, fn in rules.items():
@@ -335,7 +334,7 @@ def cost_sweep(
     """The cost-optimal cut-off (0–scale) for each missed : review cost ratio."""
     ones = np.ones((1, y.shape[0]))
     for ratio in targets.cost_ratios:
-        t, _ = op.cost_optimal_threshold(
+        t, _ = operating.cost_optimal_threshold(
             y, s, ones, ratio * targets.cost_review, targets.cost_review
         )
         result.add(table, row, f"missed={ratio:g}x", scaled(float(t[0]), config.scale))

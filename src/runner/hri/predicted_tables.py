@@ -21,7 +21,7 @@ from runner.evaluation import metrics
 from runner.evaluation.bootstrap import resample_weights
 from runner.evaluation.config import BootstrapConf
 from runner.evaluation.intervals import percentile_interval
-from runner.hri import calibration_tables as ct
+from runner.hri import calibration_tables
 from runner.results import StudyResult
 
 
@@ -85,7 +85,7 @@ def scope_tables(
             continue
         scores = {a: np.array([by_resp[i].aggregations[a] for i in members]) for a in aggregations}
         samples[row] = {}
-        ct.ranking_cells(
+        calibration_tables.ranking_cells(
             result,
             f"hri_predicted_ranking{suffix}",
             row,
@@ -97,7 +97,7 @@ def scope_tables(
         )
         for a, s in scores.items():
             at = metrics.ranking_metrics(y, s, ones)
-            for metric in ct.METRICS:
+            for metric in calibration_tables.METRICS:
                 points[row, a, metric] = float(at[metric][0])
     for row in samples:
         if row == ref_name:

@@ -10,15 +10,15 @@ anything differs.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
+import datetime
 import functools
-import importlib.metadata as md
 import platform
 import re
 import subprocess
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,9 @@ class RunInfo:
     """
 
     run_id: str
-    started_utc: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+    started_utc: datetime.datetime = field(
+        default_factory=lambda: datetime.datetime.now(datetime.UTC)
+    )
     started_perf: float = field(default_factory=time.perf_counter)
     overrides: list[str] = field(default_factory=list)
     mlflow_run_id: str | None = None
@@ -93,7 +95,7 @@ def git_state(root: Path = PROJECT_ROOT) -> dict[str, Any]:
 def package_versions() -> dict[str, str]:
     """Version of every installed distribution (name -> version), sorted by name."""
     versions: dict[str, str] = {}
-    for dist in md.distributions():
+    for dist in metadata.distributions():
         name = dist.metadata["Name"]
         if name:
             versions.setdefault(canonical_name(name), dist.version)
@@ -194,7 +196,7 @@ def build_manifest(
     return {
         "experiment": cfg.experiment,
         "study": cfg.study.name,
-        "created_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "created_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "run": run_info.as_dict() if run_info is not None else None,
         "git": run_info.git if run_info is not None and run_info.git is not None else git_state(),
         "python": platform.python_version(),

@@ -22,7 +22,7 @@ Layout::
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
+import datetime
 import fcntl
 import logging
 import os
@@ -47,9 +47,9 @@ COMPLETE_MARKER = "manifest.json"
 _RUN_ID = re.compile(r"^\d{8}T\d{6}\d{6}Z-[0-9a-f]{6}$")
 
 
-def new_run_id(now: dt.datetime | None = None) -> str:
+def new_run_id(now: datetime.datetime | None = None) -> str:
     """A sortable, unique run id: UTC time to the microsecond + 6 random hex digits."""
-    now = now or dt.datetime.now(dt.UTC)
+    now = now or datetime.datetime.now(datetime.UTC)
     return f"{now:%Y%m%dT%H%M%S%f}Z-{secrets.token_hex(3)}"
 
 

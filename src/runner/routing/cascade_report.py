@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from runner.evaluation import scopes as rs
+from runner.evaluation import scopes
 from runner.results import StudyResult
 from runner.routing.cascade import cascade_risk, final_decisions, score_band
 from runner.routing.report import accept_col, review_col
@@ -104,7 +104,7 @@ def run_cascade(
 
 def add_cascade_table(
     result: StudyResult,
-    stats: rs.ScopeStats,
+    stats: scopes.ScopeStats,
     run: CascadeRun,
     labels: np.ndarray,
     review_budgets: Sequence[float],
@@ -122,7 +122,7 @@ def add_cascade_table(
     )
     for row, ms, share, reviewed in rows:
         for column in columns:
-            est = stats.estimate(row, column, rs.COMBINED)
+            est = stats.estimate(row, column, scopes.COMBINED)
             result.add("cascade", row, column, est.point, (est.low, est.high))
         result.add("cascade", row, "ms/example", ms)
         result.add("cascade", row, "share sent to verifier", share)

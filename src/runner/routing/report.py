@@ -20,8 +20,7 @@ from typing import Any
 import pandas as pd
 
 from runner.errors import DataError
-from runner.evaluation import scopes as rs
-from runner.evaluation import source_shift as ss
+from runner.evaluation import scopes, source_shift
 from runner.evaluation.config import BootstrapConf
 from runner.evaluation.metrics import (
     auroc,
@@ -40,7 +39,7 @@ from runner.evaluation.splits import LeaveSourceOut, TargetAdaptation
 from runner.frames import check_labels
 from runner.results import StudyResult
 
-COMBINED = rs.COMBINED
+COMBINED = scopes.COMBINED
 TITLES = {
     "operating": "Operating points out of fold (grouped CV), 95 % context-group bootstrap CI",
     "base_rate": "Rows and hallucinated share per scope",
@@ -97,12 +96,12 @@ def add_operating_table(
     boot: BootstrapConf,
     review_budgets: Sequence[float],
     accept_budgets: Sequence[float],
-) -> rs.ScopeStats:
+) -> scopes.ScopeStats:
     """Rows ``<scope> / <gate>`` (Combined, then each task and Macro when tasks differ)."""
     metrics = metric_set(review_budgets, accept_budgets)
-    stats = rs.bootstrap_scopes(scores, list(gates), boot, metrics=metrics)
-    scopes = [COMBINED, *stats.tasks, rs.MACRO_ROW] if stats.by_task else [COMBINED]
-    for scope in scopes:
+    stats = scopes.bootstrap_scopes(scores, list(gates), boot, metrics=metrics)
+    rows = [COMBINED, *stats.tasks, scopes.MACRO_ROW] if stats.by_task else [COMBINED]
+    for scope in rows:
         for gate in gates:
             for column in metrics:
                 est = stats.estimate(gate, column, scope)
@@ -115,7 +114,9 @@ def add_operating_table(
     return stats
 
 
-def promise(stats: rs.ScopeStats, gate: str, review_budget: float, accept_budget: float) -> dict:
+def promise(
+    stats: scopes.ScopeStats, gate: str, review_budget: float, accept_budget: float
+) -> dict:
     """The chosen gate's Combined OOF numbers at the contract's budgets (model metadata)."""
     out = {}
     columns = ["AUROC", "AP", review_col(review_budget)]
@@ -146,7 +147,7 @@ def add_source_shift(
     "not computable: <why>" and every other source is reported. Returns ``{source: why}``
     for the marked sources.
     """
-    blocked = {s: "one context group" for s in ss.one_group_sources(frame)}
+    blocked = {s: "one context group" for s in source_shift.one_group_sources(frame)}
     loso = score_gates(gates, frame, LeaveSourceOut(column="source"), progress=progress)
     metrics = metric_set([review_budget], [accept_budget])
     sources = sorted(loso["source"].astype(str).unique())
@@ -155,11 +156,11 @@ def add_source_shift(
         if source not in blocked and sub["label"].nunique() < 2:
             blocked[source] = "one class"
     computable = [s for s in sources if s not in blocked]
-    by_source = ss.bootstrap_by_source(loso, list(gates), computable, metrics, boot)
+    by_source = source_shift.bootstrap_by_source(loso, list(gates), computable, metrics, boot)
     for source in sources:
         if source in blocked:
             for gate in gates:
-                row = f"{source} / {gate} ({ss.NOT_COMPUTABLE}: {blocked[source]})"
+                row = f"{source} / {gate} ({source_shift.NOT_COMPUTABLE}: {blocked[source]})"
                 result.add("leave_source_out", row, "AUROC", None)
             continue
         for gate in gates:
@@ -179,13 +180,13 @@ def add_source_shift(
         column="source",
         group_col="group_id",
     )
-    samples, refused = ss.samples_by_source(sampler, frame, skip=blocked)
+    samples, refused = source_shift.samples_by_source(sampler, frame, skip=blocked)
     blocked.update(refused)
     point = {"AUROC": auroc, "AP": average_precision}
     point[review_col(review_budget)] = partial(review_precision, rho=review_budget)
     if accept_budget > 0:
         point[accept_col(accept_budget)] = partial(accepted_risk, alpha=accept_budget)
-    runs, _ = ss.fit_target_samples(learned, samples, point, skip_single_class=True)
+    runs, _ = source_shift.fit_target_samples(learned, samples, point, skip_single_class=True)
     if len(runs):
         value_cols = list(point)
         means = runs.groupby(["source", "gate", "k"], sort=True)[[*value_cols, "k_used"]].mean()
@@ -196,6 +197,6 @@ def add_source_shift(
             result.add("target_labels", label, "labels used", float(row["k_used"]))
     for source in sorted(blocked):
         for name in learned:
-            row = f"{source} / {name} ({ss.NOT_COMPUTABLE}: {blocked[source]})"
+            row = f"{source} / {name} ({source_shift.NOT_COMPUTABLE}: {blocked[source]})"
             result.add("target_labels", row, "AUROC", None)
     return blocked

@@ -26,7 +26,7 @@ import pandas as pd
 
 from runner.data.rag_file import duplicate_reason
 from runner.errors import DataError
-from runner.routing import cascade as cs
+from runner.routing import cascade
 from runner.routing.model import INPUT_FIELDS
 from runner.routing.work_folder import WorkFolder
 
@@ -94,11 +94,11 @@ def route_frame(
     cost = None
     if verifier is not None:
         band = decisions["decision"].to_numpy() == "verify"
-        scored = cs.score_band(verifier, frame, band)
+        scored = cascade.score_band(verifier, frame, band)
         risk = pd.array(scored.risk, dtype="Float64")
         risk[~band] = pd.NA
         decisions[f"{verifier_name}_risk"] = risk
-        final = cs.final_decisions(decisions["decision"].to_numpy(), scored.risk, threshold)
+        final = cascade.final_decisions(decisions["decision"].to_numpy(), scored.risk, threshold)
         decisions["final_decision"] = final.astype(str)
         cost = {
             "rows_sent": scored.rows_sent,

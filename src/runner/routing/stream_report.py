@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from runner.results import StudyResult
-from runner.routing import route as rt
+from runner.routing import route
 from runner.routing.stream import HIDDEN
 from runner.routing.work_folder import WorkFolder
 
@@ -152,7 +152,7 @@ class DecisionsFile:
 
 def audit_mask(totals: Totals, fraction: float, seed: int) -> np.ndarray:
     """The audit sample over the whole stream (the in-memory path's draw, same ids)."""
-    return rt.audit_sample(totals.names(totals.decision), fraction, seed)
+    return route.audit_sample(totals.names(totals.decision), fraction, seed)
 
 
 def decision_counts(names: np.ndarray) -> dict[str, int]:

@@ -33,7 +33,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from runner.claims import tables as tb
+from runner.claims import tables
 from runner.claims.ensembles import enumerate_combinations
 from runner.claims.flag_metrics import MARK_COLUMN, MOSTLY_ABSTAINED
 from runner.claims.meta import MetaClaimDetector
@@ -186,29 +186,29 @@ class ClaimsVerification(
             runtime["span_detector"] = s1.runtime
             result.tags["s1_weights"] = inputs.span_detector.weights_tag()
         judges = list(judge_runs)
-        systems = tb.system_rows(s1, judge_runs)
+        systems = tables.system_rows(s1, judge_runs)
         for row, lab, _ in systems:
             scores[f"system: {row}"] = lab
         combos = enumerate_combinations(judges, s1.name if s1 is not None else None)
 
         for suffix, _ in SUBSETS:
             keep = ~meta if suffix else np.ones(len(claims), dtype=bool)
-            ctx = tb.Scope(suffix, keep, positive, claims, labels, abstained, TITLES, note)
-            tb.data_table(result, ctx, meta)
-            tb.systems_table(result, ctx, systems)
+            ctx = tables.Scope(suffix, keep, positive, claims, labels, abstained, TITLES, note)
+            tables.data_table(result, ctx, meta)
+            tables.systems_table(result, ctx, systems)
             if s1 is not None:
-                tb.s1_tables(result, ctx, s1)
+                tables.s1_tables(result, ctx, s1)
             if judges:
-                tb.venn_tables(result, ctx, judges)
-                tb.abstention_table(result, ctx, judge_runs, cu.unit_claim)
+                tables.venn_tables(result, ctx, judges)
+                tables.abstention_table(result, ctx, judge_runs, cu.unit_claim)
             if combos:
-                tb.combination_table(result, ctx, combos)
-            tb.category_table(result, ctx, systems, judges)
+                tables.combination_table(result, ctx, combos)
+            tables.category_table(result, ctx, systems, judges)
             if judges:
-                tb.cost_table(result, ctx, s1, judge_runs, runtime, params.timing_in_tables)
+                tables.cost_table(result, ctx, s1, judge_runs, runtime, params.timing_in_tables)
         if judges:
             title = TITLES["meta_precision"] + (f" [{note}]" if note else "")
-            tb.meta_precision_table(result, title, positive, meta, judge_runs)
+            tables.meta_precision_table(result, title, positive, meta, judge_runs)
 
         result.scores = scores
         result.runtime["claims_verification"] = runtime

@@ -31,7 +31,7 @@ from sklearn.base import clone
 
 from runner.data.ragtruth import load_ragtruth
 from runner.errors import ConfigError, DataError
-from runner.evaluation import scopes as rs
+from runner.evaluation import scopes
 from runner.evaluation.oof import score_gates
 from runner.evaluation.timing import gate_runtime
 from runner.features import with_lexical_features
@@ -144,8 +144,8 @@ class DetectorEval(Study, name="detector_eval", params=Params, titles=TITLES):
         rows += list(fitted)
         if params.stacked:
             rows += self._stacked(inputs, params, features, scores)
-        stats = rs.bootstrap_scopes(scores, rows, boot)
-        rs.add_scope_table(result, "detector_test", stats, rows)
+        stats = scopes.bootstrap_scopes(scores, rows, boot)
+        scopes.add_scope_table(result, "detector_test", stats, rows)
         pairs = [(name, b) for b in fitted]
         if params.int8:
             pairs.append((rows[1], name))
@@ -155,7 +155,7 @@ class DetectorEval(Study, name="detector_eval", params=Params, titles=TITLES):
             for scope in stats.scopes():
                 for metric in ("auroc", "ap"):
                     est = stats.delta(gate, base, metric, scope)
-                    column = f"{gate} - {base}/{rs.METRIC_LABELS[metric]}"
+                    column = f"{gate} - {base}/{scopes.METRIC_LABELS[metric]}"
                     result.add("detector_deltas", scope, column, est.point, ci=(est.low, est.high))
         self._flags(result, params, test, scores[name].to_numpy(), token_scores, card, verifier)
         gate_cost = gate_runtime(
@@ -170,7 +170,7 @@ class DetectorEval(Study, name="detector_eval", params=Params, titles=TITLES):
                 cost = gate_cost[base]["median_ms_per_example"]
             if cost is not None:
                 result.add("detector_cost", row, "ms/example", cost)
-        rs.add_bootstrap_info(result, stats)
+        scopes.add_bootstrap_info(result, stats)
         result.scores, result.runtime = scores, runtime
         result.tags = {"detector": str(verifier.model), "input_rule": verifier.rule().rule}
         return result
@@ -216,10 +216,10 @@ class DetectorEval(Study, name="detector_eval", params=Params, titles=TITLES):
             for column, value in (("threshold", threshold), *prf.items()):
                 result.add("detector_examples", label, column, value)
         if "spans" in test.columns:
-            for task in [*rs.task_order(test), rs.COMBINED]:
+            for task in [*scopes.task_order(test), scopes.COMBINED]:
                 keep = (
                     np.ones(len(test), bool)
-                    if task == rs.COMBINED
+                    if task == scopes.COMBINED
                     else (test["task"] == task).to_numpy()
                 )
                 part = [s for s, k in zip(token_scores, keep, strict=True) if k]

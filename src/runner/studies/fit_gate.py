@@ -21,7 +21,7 @@ from runner.errors import ConfigError
 from runner.evaluation.oof import score_gates
 from runner.features import with_lexical_features
 from runner.results import ModelSpec, StudyResult
-from runner.routing import report as rp
+from runner.routing import report
 from runner.routing.config import check_routing, routing_or_defaults
 from runner.routing.model import INPUT_FIELDS, RoutingModel, signature
 from runner.routing.thresholds import Thresholds, contract_thresholds
@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 TITLES = {
     "contract": "The routing contract on the out-of-fold scores",
-    **rp.TITLES,
+    **report.TITLES,
 }
 
 
@@ -67,7 +67,7 @@ class FitGate(Study, name="fit_gate", params=Params, titles=TITLES):
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
         """OOF scores -> thresholds -> fit on all rows -> a `ModelSpec` to register."""
         routing, data = routing_or_defaults(inputs.routing), inputs.data
-        rp.require_labels(data, "fit_gate")
+        report.require_labels(data, "fit_gate")
         name = routing.gate
         gate = inputs.require("gates")[name]
         frame = with_lexical_features(data.frame, inputs.cache_dir).reset_index(drop=True)
@@ -94,7 +94,7 @@ class FitGate(Study, name="fit_gate", params=Params, titles=TITLES):
             )
         result = StudyResult(scores=scores, titles=dict(TITLES))
         accept_budget = thresholds.accept_share if rc is not None else routing.accept_budget
-        stats = rp.add_operating_table(
+        stats = report.add_operating_table(
             result,
             scores,
             [name],
@@ -113,10 +113,10 @@ class FitGate(Study, name="fit_gate", params=Params, titles=TITLES):
             result.add("contract", "OOF", label, value)
         fitted = clone(gate).fit(frame, y) if getattr(gate, "needs_fit", False) else gate
         sources = sorted(frame["source"].astype(str).unique())
-        promised = rp.promise(stats, name, routing.review_budget, routing.accept_budget)
+        promised = report.promise(stats, name, routing.review_budget, routing.accept_budget)
         target = routing.max_accepted_risk
         if target is None and routing.accept_budget > 0:
-            target = promised[rp.accept_col(routing.accept_budget)]["ci_high"]
+            target = promised[report.accept_col(routing.accept_budget)]["ci_high"]
         metadata = {
             "gate": name,
             "thresholds": thresholds.to_dict(),

@@ -50,7 +50,7 @@ import pandas as pd
 from runner.data.hri_claims import responses_from_frame
 from runner.data.hri_records import Response
 from runner.errors import ConfigError, DataError
-from runner.hri import calibration_tables as ct
+from runner.hri import calibration_tables
 from runner.hri.aggregation import AGGREGATIONS
 from runner.hri.calibration_scopes import calibrate_collection
 from runner.hri.config import require_hri_config
@@ -118,10 +118,10 @@ class Params:
     explanation_top: int = 5
 
 
-def check_params(p: Params) -> ct.Targets:
+def check_params(p: Params) -> calibration_tables.Targets:
     """Check the aggregations and costs; return the cut-off targets (ConfigError if bad)."""
-    ct.check_aggregations(p.aggregations, p.baseline)
-    targets = ct.Targets(
+    calibration_tables.check_aggregations(p.aggregations, p.baseline)
+    targets = calibration_tables.Targets(
         float(p.cost_missed),
         float(p.cost_review),
         tuple(float(r) for r in p.cost_ratios),

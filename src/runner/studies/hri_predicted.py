@@ -44,9 +44,7 @@ import pandas as pd
 from runner.claims.systems import system_labels
 from runner.claims.verifier_runs import answer_cache, judge_units, span_cache
 from runner.errors import ConfigError
-from runner.hri import calibration_tables as ct
-from runner.hri import predicted_labels as pl
-from runner.hri import predicted_tables as pt
+from runner.hri import calibration_tables, predicted_labels, predicted_tables
 from runner.hri.aggregation import AGGREGATIONS
 from runner.results import StudyResult
 from runner.studies.contract import Inputs, Study
@@ -100,7 +98,9 @@ class Params:
     """
 
     collection: str = "factcheckgpt_gold"
-    verdict_labels: dict[str, str] = field(default_factory=lambda: dict(pl.DEFAULT_VERDICT_LABELS))
+    verdict_labels: dict[str, str] = field(
+        default_factory=lambda: dict(predicted_labels.DEFAULT_VERDICT_LABELS)
+    )
     s1_responses: Optional[int] = None
     judge_responses: Optional[int] = 4
     aggregations: list[str] = field(default_factory=lambda: list(AGGREGATIONS))
@@ -113,13 +113,13 @@ class HriPredicted(Study, name="hri_predicted", params=Params, titles=TITLES, pa
 
     def check(self, inputs: Inputs, params: Params) -> None:
         """Aggregations, a verifier, no name clash and the verdict mapping, before any data."""
-        ct.check_aggregations(params.aggregations, params.baseline)
+        calibration_tables.check_aggregations(params.aggregations, params.baseline)
         s1, judges = inputs.span_detector, inputs.judges
         if s1 is None and not judges:
             raise ConfigError("hri_predicted needs span_detector and/or judges configured")
         if s1 is not None and s1.name in judges:
             raise ConfigError(f"judge name {s1.name!r} clashes with the span detector's name")
-        pl.verdict_labels(params.verdict_labels, inputs.require("hri"))
+        predicted_labels.verdict_labels(params.verdict_labels, inputs.require("hri"))
 
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
         """Label every claim with each system, score the HRI, rank against human outcomes."""
@@ -127,11 +127,11 @@ class HriPredicted(Study, name="hri_predicted", params=Params, titles=TITLES, pa
         if data is None:
             raise ConfigError("hri_predicted needs a dataset: set `override /dataset: factbench`")
         config = inputs.require("hri")
-        mapping = pl.verdict_labels(params.verdict_labels, config)
+        mapping = predicted_labels.verdict_labels(params.verdict_labels, config)
         boot = inputs.require("bootstrap")
-        responses, references = pt.collection_responses(data, params.collection)
+        responses, references = predicted_tables.collection_responses(data, params.collection)
         det, judges = inputs.span_detector, inputs.judges
-        plan = pl.plan_responses(
+        plan = predicted_labels.plan_responses(
             responses, params.s1_responses, params.judge_responses, seed, det is not None
         )
         s1_resp, judged_resp, owner = plan.s1, plan.judged, plan.owner
@@ -182,7 +182,10 @@ class HriPredicted(Study, name="hri_predicted", params=Params, titles=TITLES, pa
             got = answers[name]
             judge_labels[name] = np.array([v.label for v in got], dtype=object)
             verdicts[name] = [
-                {"claim": pt.claim_key(responses, owner, i), **pt.verdict_record(v)}
+                {
+                    "claim": predicted_tables.claim_key(responses, owner, i),
+                    **predicted_tables.verdict_record(v),
+                }
                 for i, v in zip(judged, got, strict=True)
             ]
             runtime.setdefault("judges", {})[name] = {
@@ -198,7 +201,9 @@ class HriPredicted(Study, name="hri_predicted", params=Params, titles=TITLES, pa
         )
 
         ref_name = f"reference: {params.collection} labels"
-        scored = pl.score_systems(responses, references, systems, owner, mapping, config)
+        scored = predicted_labels.score_systems(
+            responses, references, systems, owner, mapping, config
+        )
         y_all = np.array([r.outcome for r in responses], dtype=np.float64)
         summary: dict[str, Any] = {"scopes": {}, "verdict_labels": mapping}
         scopes = [("", list(range(len(responses))))]
@@ -207,12 +212,12 @@ class HriPredicted(Study, name="hri_predicted", params=Params, titles=TITLES, pa
         if judge_labels and len(judged_resp) < len(scopes[-1][1]):
             scopes.append(("_judged", judged_resp))
         for si, (suffix, members) in enumerate(scopes):
-            summary["scopes"][suffix or "every response"] = pt.scope_tables(
+            summary["scopes"][suffix or "every response"] = predicted_tables.scope_tables(
                 result, suffix, members, y_all, scored, responses, ref_name,
                 params.aggregations, boot, [boot.seed, si],
             )  # fmt: skip
-        pt.label_table(result, systems, responses, params.collection, references)
-        result.scores = pt.scores_frame(responses, scored, params.aggregations)
+        predicted_tables.label_table(result, systems, responses, params.collection, references)
+        result.scores = predicted_tables.scores_frame(responses, scored, params.aggregations)
         result.runtime["hri_predicted"] = runtime
         summary.update(
             {
@@ -230,7 +235,9 @@ class HriPredicted(Study, name="hri_predicted", params=Params, titles=TITLES, pa
             }
         )
         result.extra["hri_predicted_summary.json"] = summary
-        result.extra["hri_predicted_claims.json"] = pt.claims_json(responses, owner, systems)
+        result.extra["hri_predicted_claims.json"] = predicted_tables.claims_json(
+            responses, owner, systems
+        )
         if params.keep_outputs and verdicts:
             result.extra["hri_predicted_verdicts.json"] = verdicts
         result.tags.update(

@@ -19,23 +19,21 @@ from pathlib import Path
 import pandas as pd
 
 from runner.errors import ConfigError
-from runner.evaluation import scopes as rs
+from runner.evaluation import scopes
 from runner.evaluation.oof import score_gates
 from runner.evaluation.operating import accepted_risk_grid, review_precision_grid
 from runner.evaluation.timing import gate_runtime
 from runner.features import with_lexical_features
 from runner.results import StudyResult
-from runner.routing import cascade as cs
-from runner.routing import cascade_report as cr
-from runner.routing import report as rp
+from runner.routing import cascade, cascade_report, report
 from runner.routing.config import check_routing, routing_or_defaults
 from runner.studies.contract import Inputs, Study
 
 TITLES = {
-    **rp.TITLES,
+    **report.TITLES,
     "curve_review": "Review precision by reviewed share (%)",
     "curve_accept": "Accepted risk by accepted share (%)",
-    "cascade": cr.TITLE,
+    "cascade": cascade_report.TITLE,
 }
 REVIEW_GRID = [i / 100 for i in range(5, 51, 5)]
 ACCEPT_GRID = [i / 100 for i in range(10, 95, 5)]
@@ -70,32 +68,32 @@ class OperatingReport(Study, name="operating_report", params=Params, titles=TITL
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
         """Score every gate out of fold and report the operating points with intervals."""
         data = inputs.data
-        rp.require_labels(data, "operating_report")
+        report.require_labels(data, "operating_report")
         gates, boot = inputs.require("gates"), inputs.require("bootstrap")
         frame = with_lexical_features(data.frame, inputs.cache_dir).reset_index(drop=True)
         splitter = inputs.require("split")
         scores = score_gates(gates, frame, splitter, progress=inputs.progress)
-        cascade = _run_cascade(inputs, scores, frame)
+        cascade_run = _run_cascade(inputs, scores, frame)
         names = list(gates)
-        if cascade is not None:
-            scores[cascade.verifier] = cascade.verifier_alone
-            scores[cascade.name] = cascade.cascade
-            names += [cascade.verifier, cascade.name]
+        if cascade_run is not None:
+            scores[cascade_run.verifier] = cascade_run.verifier_alone
+            scores[cascade_run.name] = cascade_run.cascade
+            names += [cascade_run.verifier, cascade_run.name]
         result = StudyResult(scores=scores, titles=dict(TITLES))
-        stats = rp.add_operating_table(
+        stats = report.add_operating_table(
             result, scores, names, boot, params.review_budgets, params.accept_budgets
         )
         y = scores["label"].to_numpy()
         for gate in names:
             s = scores[gate].to_numpy(float)
             for r, v in zip(REVIEW_GRID, review_precision_grid(y, s, REVIEW_GRID), strict=True):
-                result.add("curve_review", gate, rp.pct(r), float(v))
+                result.add("curve_review", gate, report.pct(r), float(v))
             for a, v in zip(ACCEPT_GRID, accepted_risk_grid(y, s, ACCEPT_GRID), strict=True):
-                result.add("curve_accept", gate, rp.pct(a), float(v))
+                result.add("curve_accept", gate, report.pct(a), float(v))
         sources = sorted(frame["source"].astype(str).unique())
         not_computable: dict[str, str] = {}
         if len(sources) >= 2:
-            not_computable = rp.add_source_shift(
+            not_computable = report.add_source_shift(
                 result,
                 frame,
                 gates,
@@ -111,19 +109,19 @@ class OperatingReport(Study, name="operating_report", params=Params, titles=TITL
             result.runtime["gates"] = gate_runtime(
                 gates, frame, splitter, params.timing_rows, params.timing_repeats
             )
-        if cascade is not None:
-            timed = result.runtime.get("gates", {}).get(cascade.gate)
+        if cascade_run is not None:
+            timed = result.runtime.get("gates", {}).get(cascade_run.gate)
             gate_ms = timed["median_ms_per_example"] if timed else None
-            cr.add_cascade_table(
-                result, stats, cascade, y, params.review_budgets, params.accept_budgets, gate_ms
+            cascade_report.add_cascade_table(
+                result, stats, cascade_run, y, params.review_budgets, params.accept_budgets, gate_ms
             )
             result.runtime["cascade"] = {
-                "gate": cascade.gate,
-                "verifier": cascade.verifier,
-                "threshold": cascade.threshold,
-                "share_sent_to_verifier": cascade.band_share,
-                "verifier_ms_per_verified_row": cascade.ms_band,
-                "verifier_alone_ms_per_example": cascade.ms_alone,
+                "gate": cascade_run.gate,
+                "verifier": cascade_run.verifier,
+                "threshold": cascade_run.threshold,
+                "share_sent_to_verifier": cascade_run.band_share,
+                "verifier_ms_per_verified_row": cascade_run.ms_band,
+                "verifier_alone_ms_per_example": cascade_run.ms_alone,
             }
         result.extra["data.json"] = {
             "name": data.name,
@@ -140,7 +138,7 @@ class OperatingReport(Study, name="operating_report", params=Params, titles=TITL
         from runner.reporting.figures import operating_curves
 
         base = cells[(cells["table"] == "base_rate") & (cells["column"] == "hallucinated share")]
-        base = base[base["row"] == rs.COMBINED]
+        base = base[base["row"] == scopes.COMBINED]
         rate = float(base["value"].iloc[0]) if len(base) else None
         curves = operating_curves(cells, "curve_review", "curve_accept", rate)
         return {"operating_curves": curves}
@@ -166,7 +164,7 @@ def _check_cascade(inputs: Inputs) -> None:
     check_routing(routing)
     inputs.require_parts("verifiers", [routing.verifier], "routing.verifier")
     verifier = inputs.verifiers[routing.verifier]
-    cs.verifier_threshold(verifier, routing.verifier_threshold, routing.verifier)
+    cascade.verifier_threshold(verifier, routing.verifier_threshold, routing.verifier)
     inputs.require_parts("gates", [routing.gate], "routing.gate")
     if routing.verifier in inputs.gates:
         raise ConfigError(
@@ -174,13 +172,15 @@ def _check_cascade(inputs: Inputs) -> None:
         )
 
 
-def _run_cascade(inputs: Inputs, scores: pd.DataFrame, frame: pd.DataFrame) -> cr.CascadeRun | None:
+def _run_cascade(
+    inputs: Inputs, scores: pd.DataFrame, frame: pd.DataFrame
+) -> cascade_report.CascadeRun | None:
     """The cascade of ``routing.gate`` and ``routing.verifier`` (None when no verifier)."""
     routing = routing_or_defaults(inputs.routing)
     if not routing.verifier:
         return None
     verifier = inputs.verifiers[routing.verifier]
-    return cr.run_cascade(
+    return cascade_report.run_cascade(
         scores,
         frame,
         routing.gate,
@@ -188,5 +188,5 @@ def _run_cascade(inputs: Inputs, scores: pd.DataFrame, frame: pd.DataFrame) -> c
         verifier,
         routing.review_budget,
         routing.accept_budget,
-        cs.verifier_threshold(verifier, routing.verifier_threshold, routing.verifier),
+        cascade.verifier_threshold(verifier, routing.verifier_threshold, routing.verifier),
     )

@@ -31,11 +31,7 @@ from typing import Any
 from runner.data.rag_stream import FrameStream
 from runner.errors import ConfigError
 from runner.results import ModelLink, StudyResult
-from runner.routing import cascade as cs
-from runner.routing import engines
-from runner.routing import route as rt
-from runner.routing import stream as st
-from runner.routing import stream_report as sr
+from runner.routing import cascade, engines, route, stream, stream_report
 from runner.routing.config import check_routing, routing_or_defaults
 from runner.routing.registry import parse_model_uri
 from runner.routing.trace_feedback import TraceFeedback
@@ -71,7 +67,7 @@ class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
         if routing.verifier:
             inputs.require_parts("verifiers", [routing.verifier], "routing.verifier")
             verifier = inputs.verifiers[routing.verifier]
-            cs.verifier_threshold(verifier, routing.verifier_threshold, routing.verifier)
+            cascade.verifier_threshold(verifier, routing.verifier_threshold, routing.verifier)
         if routing.engine == "ray":
             engines.connect(routing.ray_address)
 
@@ -83,21 +79,21 @@ class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
         """Route every batch with the loaded model, mark the audit sample, summarise."""
         routing, data = routing_or_defaults(inputs.routing), inputs.data
         streamed = hasattr(data, "plan")
-        stream = data if streamed else FrameStream(data)
+        rows_in = data if streamed else FrameStream(data)
         loader_skipped = [] if streamed else list(data.info.get("skipped") or [])
         tracking_uri = inputs.require("tracking").uri  # where a Ray worker loads the model
         model = inputs.model  # loaded by the pipeline (registered_model)
         training_sources = list(model.metadata.get("training_sources") or [])
         where = data.files[0] if data.files else data.info.get("location")
-        specs = stream.plan(routing.batch_rows)
+        specs = rows_in.plan(routing.batch_rows)
         verifier, threshold = None, None
         if routing.verifier:
             verifier = inputs.verifiers[routing.verifier]
-            threshold = cs.verifier_threshold(
+            threshold = cascade.verifier_threshold(
                 verifier, routing.verifier_threshold, routing.verifier
             )
         router_args = {
-            "stream": stream,
+            "stream": rows_in,
             "specs": specs,
             "tracking_uri": tracking_uri,
             "model_uri": f"models:/{model.name}/{model.version}",
@@ -107,20 +103,20 @@ class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
             "threshold": threshold,
         }
         if routing.on_unseen_source == "error":
-            unseen = st.unseen_before_routing(stream, specs, training_sources)
-            rt.handle_unseen(unseen, "error", training_sources, where)
+            unseen = stream.unseen_before_routing(rows_in, specs, training_sources)
+            route.handle_unseen(unseen, "error", training_sources, where)
         work = WorkFolder(
             work_root(routing.work_dir, inputs.cache_dir),
-            work_key(stream, model, routing, verifier),
+            work_key(rows_in, model, routing, verifier),
             len(specs),
         )
-        driver = st.StreamDriver(
+        driver = stream.StreamDriver(
             work,
             specs,
-            limit=stream.limit,
-            skip_invalid=stream.skip_invalid,
-            id_field=getattr(stream, "columns", {}).get("id", "id"),
-            ids_from_file=stream.ids == "from the file",
+            limit=rows_in.limit,
+            skip_invalid=rows_in.skip_invalid,
+            id_field=getattr(rows_in, "columns", {}).get("id", "id"),
+            ids_from_file=rows_in.ids == "from the file",
         )
         pending = driver.resume()
         results = (
@@ -129,19 +125,19 @@ class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
             else engines.route_local(router_args, pending, model)
         )
         with _progress(inputs.progress, len(pending)) as bar:
-            st.drive(driver, results, bar)
-        totals = sr.count(work, cascade=bool(routing.verifier))
-        rt.handle_unseen(totals.unseen, routing.on_unseen_source, training_sources, where)
-        audit = sr.audit_mask(totals, routing.audit_fraction, inputs.seed)
-        decisions = sr.DecisionsFile(work, totals.batches, audit)
+            stream.drive(driver, results, bar)
+        totals = stream_report.count(work, cascade=bool(routing.verifier))
+        route.handle_unseen(totals.unseen, routing.on_unseen_source, training_sources, where)
+        audit = stream_report.audit_mask(totals, routing.audit_fraction, inputs.seed)
+        decisions = stream_report.DecisionsFile(work, totals.batches, audit)
         names = totals.names(totals.decision)
         n = totals.rows
 
         result = StudyResult(titles=dict(TITLES))
-        skipped = rt.skipped_rows(loader_skipped + totals.skipped)
+        skipped = route.skipped_rows(loader_skipped + totals.skipped)
         read = None if streamed else data.info.get("rows_read")
-        counts = rt.row_counts(read, n, len(skipped))
-        result.titles["rows"] = f"Input rows: {rt.accounting(counts)}"
+        counts = route.row_counts(read, n, len(skipped))
+        result.titles["rows"] = f"Input rows: {route.accounting(counts)}"
         for key, value in counts.items():
             result.add("rows", "input", key, value)
         for band in ("accept", "verify", "review"):
@@ -161,10 +157,10 @@ class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
             "work_dir": str(work.dir),
         }
         final = None
-        cascade = None
+        cascade_info = None
         if routing.verifier:
             final = totals.names(totals.final)
-            cascade = sr.cascade_record(
+            cascade_info = stream_report.cascade_record(
                 routing.verifier,
                 threshold,
                 routing.verifier_threshold is not None,
@@ -172,15 +168,17 @@ class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
                 totals,
                 gate_ms,
             )
-            sr.add_final_table(result, names, final, cascade["rows_sent_to_verifier"])
-            runtime["cascade"] = cascade
-        if stream.labelled:
+            stream_report.add_final_table(
+                result, names, final, cascade_info["rows_sent_to_verifier"]
+            )
+            runtime["cascade"] = cascade_info
+        if rows_in.labelled:
             labels = totals.labels
             promise = model.metadata.get("oof_realised") or {}
-            for key, value in rt.realised(labels, names).items():
+            for key, value in route.realised(labels, names).items():
                 result.add("realised", key, "this file", value)
             if final is not None:
-                for key, value in rt.realised(labels, final).items():
+                for key, value in route.realised(labels, final).items():
                     result.add("realised", key, "after verifier", value)
             result.add(
                 "realised", "review precision", "OOF promise", promise.get("review_precision")
@@ -197,9 +195,9 @@ class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
                 "version": model.version,
                 "training_run_id": model.run_id,
             },
-            "rows": {**counts, "accounting": rt.accounting(counts)},
-            "ids": stream.ids,
-            "counts": sr.decision_counts(names),
+            "rows": {**counts, "accounting": route.accounting(counts)},
+            "ids": rows_in.ids,
+            "counts": stream_report.decision_counts(names),
             "audit_rows": int(audit.sum()),
             "unseen_sources": totals.unseen,
             "on_unseen_source": routing.on_unseen_source,
@@ -207,7 +205,7 @@ class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
             "thresholds": model.metadata.get("thresholds"),
         }
         if streamed:
-            data.info.update(sr.stream_info(totals, counts, skipped, stream.labelled))
+            data.info.update(stream_report.stream_info(totals, counts, skipped, rows_in.labelled))
         if data.info.get("origin") == "mlflow":
             result.trace_feedback = TraceFeedback(
                 tracking_uri=data.info["tracking_uri"],
@@ -218,10 +216,10 @@ class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
                 model_version=model.version,
                 thresholds=dict(model.metadata.get("thresholds") or {}),
             )
-        if cascade is not None:
+        if cascade_info is not None:
             result.extra["summary.json"]["cascade"] = {
-                **cascade,
-                "final_counts": sr.decision_counts(final),
+                **cascade_info,
+                "final_counts": stream_report.decision_counts(final),
             }
         result.model_link = ModelLink(model.name, model.version, "last_route_run", model.uri)
         return result

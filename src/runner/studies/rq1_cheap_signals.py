@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from runner.errors import DataError
-from runner.evaluation import scopes as rs
+from runner.evaluation import scopes
 from runner.evaluation.oof import score_gates
 from runner.evaluation.timing import gate_runtime
 from runner.features import with_lexical_features
@@ -46,10 +46,10 @@ class CheapSignals(Study, name="rq1_cheap_signals", params=Params, titles=TITLES
         )
         splitter = inputs.require("split")
         scores = score_gates(gates, frame, splitter, progress=inputs.progress)
-        stats = rs.bootstrap_scopes(scores, list(gates), inputs.require("bootstrap"))
+        stats = scopes.bootstrap_scopes(scores, list(gates), inputs.require("bootstrap"))
         result = StudyResult(scores=scores, titles=dict(TITLES))
-        rs.add_scope_table(result, "table3", stats, list(gates))
-        rs.add_bootstrap_info(result, stats)
+        scopes.add_scope_table(result, "table3", stats, list(gates))
+        scopes.add_bootstrap_info(result, stats)
         if params.time_gates:
             timing = gate_runtime(
                 gates, data.frame, splitter, params.timing_rows, params.timing_repeats

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from runner.errors import DataError
-from runner.evaluation import scopes as rs
+from runner.evaluation import scopes
 from runner.evaluation.oof import score_gates
 from runner.evaluation.timing import gate_runtime
 from runner.features import with_lexical_features
@@ -64,10 +64,10 @@ class GroupedCV(Study, name="rq2_grouped_cv", params=Params, titles=TITLES, pape
             frame["label"], name=f"data set {data.name}", need_all="AUROC/AP", error=DataError
         )
         scores = score_gates(gates, frame, splitter, progress=inputs.progress)
-        stats = rs.bootstrap_scopes(scores, list(gates), inputs.require("bootstrap"))
+        stats = scopes.bootstrap_scopes(scores, list(gates), inputs.require("bootstrap"))
 
         result = StudyResult(scores=scores, titles=dict(TITLES))
-        rs.add_scope_table(result, "table3", stats, params.table3_gates)
+        scopes.add_scope_table(result, "table3", stats, params.table3_gates)
         for baseline in params.delta_baselines:
             for scope in stats.scopes():
                 for metric in ("auroc", "ap"):
@@ -75,19 +75,19 @@ class GroupedCV(Study, name="rq2_grouped_cv", params=Params, titles=TITLES, pape
                     result.add(
                         "table4",
                         f"{scope} vs {baseline}",
-                        f"delta {rs.METRIC_LABELS[metric]}",
+                        f"delta {scopes.METRIC_LABELS[metric]}",
                         est.point,
                         ci=(est.low, est.high),
                     )
         for gate in params.ablation_gates:
             for metric in ("auroc", "ap"):
-                est = stats.estimate(gate, metric, rs.COMBINED)
+                est = stats.estimate(gate, metric, scopes.COMBINED)
                 result.add(
-                    "table5", gate, rs.METRIC_LABELS[metric], est.point, ci=(est.low, est.high)
+                    "table5", gate, scopes.METRIC_LABELS[metric], est.point, ci=(est.low, est.high)
                 )
-        rs.add_scope_table(result, "all_gates", stats, list(gates))
+        scopes.add_scope_table(result, "all_gates", stats, list(gates))
         result.titles["all_gates"] = "Every configured gate, out of fold (AUROC / AP)"
-        rs.add_bootstrap_info(result, stats)
+        scopes.add_bootstrap_info(result, stats)
         if params.time_gates:
             result.runtime["gates"] = gate_runtime(
                 gates, data.frame, splitter, params.timing_rows, params.timing_repeats

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from runner.errors import ConfigError, DataError
-from runner.evaluation import scopes as rs
+from runner.evaluation import scopes
 from runner.evaluation.oof import score_gates
 from runner.evaluation.operating import accepted_risk_batched, review_precision_batched
 from runner.features import with_lexical_features
@@ -88,34 +88,34 @@ class OperatingPoints(
         for a in params.alpha_grid:
             metrics[f"accept@{a}"] = partial(accepted_risk_batched, alpha=a)
         boot = inputs.require("bootstrap")
-        stats = rs.bootstrap_scopes(scores, list(gates), boot, metrics=metrics)
+        stats = scopes.bootstrap_scopes(scores, list(gates), boot, metrics=metrics)
 
         result = StudyResult(scores=scores, titles=dict(TITLES))
-        for scope in [rs.COMBINED, *stats.tasks] if stats.by_task else [rs.COMBINED]:
+        for scope in [scopes.COMBINED, *stats.tasks] if stats.by_task else [scopes.COMBINED]:
             for gate in params.table_gates:
                 for key, col in (("review", review_col), ("accept", accept_col)):
                     est = stats.estimate(gate, key, scope)
                     result.add(
                         "table6", f"{scope} / {gate}", col, est.point, ci=(est.low, est.high)
                     )
-        for scope in [rs.COMBINED, *stats.tasks]:
-            sub = scores if scope == rs.COMBINED else scores[scores["task"] == scope]
+        for scope in [scopes.COMBINED, *stats.tasks]:
+            sub = scores if scope == scopes.COMBINED else scores[scores["task"] == scope]
             result.add("base_rate", scope, "positive rate", float(sub["label"].mean()))
         for gate in gates:
             for r in params.rho_grid:
-                est = stats.estimate(gate, f"review@{r}", rs.COMBINED)
+                est = stats.estimate(gate, f"review@{r}", scopes.COMBINED)
                 result.add("curve_review", gate, _pct(r), est.point, ci=(est.low, est.high))
             for a in params.alpha_grid:
-                est = stats.estimate(gate, f"accept@{a}", rs.COMBINED)
+                est = stats.estimate(gate, f"accept@{a}", scopes.COMBINED)
                 result.add("curve_accept", gate, _pct(a), est.point, ci=(est.low, est.high))
-        rs.add_bootstrap_info(result, stats)
+        scopes.add_bootstrap_info(result, stats)
         return result
 
     def figures(self, cells):
         """Figure 4: both operating-curve panels with the combined base-rate line."""
         from runner.reporting.figures import operating_curves
 
-        base = cells[(cells["table"] == "base_rate") & (cells["row"] == rs.COMBINED)]
+        base = cells[(cells["table"] == "base_rate") & (cells["row"] == scopes.COMBINED)]
         rate = float(base["value"].iloc[0]) if len(base) else None
         curves = operating_curves(cells, "curve_review", "curve_accept", rate)
         return {"fig4_operating_curves": curves}

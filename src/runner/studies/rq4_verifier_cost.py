@@ -31,7 +31,7 @@ from typing import Any
 import pandas as pd
 
 from runner.errors import ConfigError, DataError
-from runner.evaluation import scopes as rs
+from runner.evaluation import scopes
 from runner.evaluation.oof import score_gates
 from runner.evaluation.timing import gate_runtime
 from runner.features import with_lexical_features
@@ -143,7 +143,9 @@ class VerifierCost(Study, name="rq4_verifier_cost", params=Params, titles=TITLES
             runtime["verifiers"][name] = info
             verifier.release()  # the next verifier's peak memory does not include this one
 
-        stats = rs.bootstrap_scopes(scores, [*params.gates, *accurate], inputs.require("bootstrap"))
+        stats = scopes.bootstrap_scopes(
+            scores, [*params.gates, *accurate], inputs.require("bootstrap")
+        )
         result = StudyResult(scores=scores, titles=dict(TITLES), runtime=runtime)
         gate_cost = gate_runtime(
             gates, data.frame, splitter, params.gate_timing_rows, params.gate_timing_repeats
@@ -151,7 +153,7 @@ class VerifierCost(Study, name="rq4_verifier_cost", params=Params, titles=TITLES
         runtime["gates"] = gate_cost
         for gate in params.gates:
             for metric, column in METRICS:
-                est = stats.estimate(gate, metric, rs.COMBINED)
+                est = stats.estimate(gate, metric, scopes.COMBINED)
                 result.add(TABLE, gate, column, est.point, ci=(est.low, est.high))
             result.add(TABLE, gate, "ms/example", gate_cost[gate]["median_ms_per_example"])
         for name, verifier in verifiers.items():
@@ -159,13 +161,13 @@ class VerifierCost(Study, name="rq4_verifier_cost", params=Params, titles=TITLES
             info = runtime["verifiers"][name]
             for metric, column in METRICS:
                 if name in accurate:
-                    est = stats.estimate(name, metric, rs.COMBINED)
+                    est = stats.estimate(name, metric, scopes.COMBINED)
                     result.add(TABLE, row, column, est.point, ci=(est.low, est.high))
                 else:
                     result.add(TABLE, row, column, None)
             result.add(TABLE, row, "ms/example", info["ms_per_example"])
             _runtime_cells(result, row, info)
-        rs.add_bootstrap_info(result, stats)
+        scopes.add_bootstrap_info(result, stats)
         result.tags.update(_tags(verifiers))
         return result
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from runner.errors import ConfigError, DataError
-from runner.evaluation import source_shift as ss
+from runner.evaluation import source_shift
 from runner.evaluation.oof import score_gates
 from runner.features import with_lexical_features
 from runner.frames import check_labels
@@ -117,23 +117,23 @@ class SourceShift(
 
         # 1. in-domain CV
         splitter = inputs.require("split")
-        unit = ss.in_domain_unit(splitter, params.in_domain_group_col)
+        unit = source_shift.in_domain_unit(splitter, params.in_domain_group_col)
         pair = {cal: gates[cal], zero: gates[zero]}
         in_domain = score_gates(pair, frame, splitter, progress=inputs.progress, group_col=unit)
-        result.titles["table8_in_domain"] = ss.in_domain_title(splitter, unit, frame)
+        result.titles["table8_in_domain"] = source_shift.in_domain_title(splitter, unit, frame)
         for gate in (cal, zero):
-            a, p = ss.auroc_ap(in_domain["label"].to_numpy(), in_domain[gate].to_numpy())
+            a, p = source_shift.auroc_ap(in_domain["label"].to_numpy(), in_domain[gate].to_numpy())
             result.add("table8_in_domain", gate, "AUROC", a)
             result.add("table8_in_domain", gate, "AP", p)
 
         # 2. leave one source out: zero-shot and cross-source, within-source bootstrap
         splits = inputs.require("splits")
-        loso = ss.leave_source_out(
+        loso = source_shift.leave_source_out(
             gates[cal], gates[zero], frame, splits["cross_source"], boot, sources, inputs.progress
         )
         positive_rate = {s: float(y_all[src_all == s].mean()) for s in sources}
         for source in sources:
-            for setting, label in ss.SETTING_LABELS.items():
+            for setting, label in source_shift.SETTING_LABELS.items():
                 for metric, mlabel in (("auroc", "AUROC"), ("ap", "AP")):
                     est = loso.boot[source].estimate(setting, metric)
                     ci = (est.low, est.high)
@@ -147,19 +147,19 @@ class SourceShift(
 
         # 3. target-only adaptation, and every setting on the same fixed test sets
         sampler = splits["target"]
-        target, overlap = ss.target_only(gates[cal], frame, sampler, inputs.progress)
+        target, overlap = source_shift.target_only(gates[cal], frame, sampler, inputs.progress)
         pools, test_sets = sampler.pool_sizes(frame), sampler.test_sets(frame)
-        macro_label, source_label, whole_everywhere = ss.k_labels(target, pools, sources)
-        same_test = ss.same_test_sets(loso.scores, test_sets)
+        macro_label, source_label, whole_everywhere = source_shift.k_labels(target, pools, sources)
+        same_test = source_shift.same_test_sets(loso.scores, test_sets)
         self._titles(result, sampler, src_all, sources, test_sets, macro_label, whole_everywhere)
 
-        for setting, label in ss.SETTING_LABELS.items():
-            auroc_mean, ap_mean = ss.macro_means(loso.full[setting])
+        for setting, label in source_shift.SETTING_LABELS.items():
+            auroc_mean, ap_mean = source_shift.macro_means(loso.full[setting])
             result.add("table8b", label, "AUROC", auroc_mean)
             result.add("table8b", label, "AP", ap_mean)
-        zero_test = ss.macro_means(same_test["zero-shot"])
+        zero_test = source_shift.macro_means(same_test["zero-shot"])
         for label, by_source in same_test.items():
-            means = ss.macro_means(by_source)
+            means = source_shift.macro_means(by_source)
             result.add("table8b_same_test_sets", label, "AUROC", means[0])
             result.add("table8b_same_test_sets", label, "AP", means[1])
             result.add("table8b_same_test_sets", label, "Δ AUROC", means[0] - zero_test[0])
@@ -169,14 +169,14 @@ class SourceShift(
             row, defined = macro_label[int(k)], not whole_everywhere[int(k)]
             means = {}
             for metric, mlabel, _ in metrics:
-                means[metric], se = ss.macro_over_seeds(target, k, metric, defined)
+                means[metric], se = source_shift.macro_over_seeds(target, k, metric, defined)
                 result.add("table8b", row, mlabel, means[metric])
                 result.add("table8b", row, f"{mlabel} SE", se)
             for metric, mlabel, z in metrics:
                 result.add("table8b_same_test_sets", row, mlabel, means[metric])
                 result.add("table8b_same_test_sets", row, f"Δ {mlabel}", means[metric] - z)
         test_rate = {s: float(y_all[idx].mean()) for s, idx in test_sets.items()}
-        per_source = ss.per_source_means(target)
+        per_source = source_shift.per_source_means(target)
         for source in sources:
             rows = []
             for label in ("zero-shot", "cross-source"):
@@ -193,7 +193,8 @@ class SourceShift(
 
         scores = in_domain.rename(columns={cal: f"in_domain_{cal}", zero: f"in_domain_{zero}"})
         result.scores = scores.merge(
-            loso.scores[["example_id", ss.CROSS_SOURCE, ss.ZERO_SHOT]], on="example_id"
+            loso.scores[["example_id", source_shift.CROSS_SOURCE, source_shift.ZERO_SHOT]],
+            on="example_id",
         )
         result.extra["sources.json"] = {
             "sources": sources,
