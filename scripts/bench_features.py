@@ -38,7 +38,7 @@ import pandas as pd
 from rouge_score import rouge_scorer
 from rouge_score import tokenize as rouge_tokenize
 
-from runner.data.ragtruth import load_ragtruth
+from runner.data import load_ragtruth
 from runner.features import FEATURE_VERSION, ContextView, TextView, lexical_features
 from runner.gates import FeatureGate, TfidfGate
 from runner.paths import data_dir

@@ -21,10 +21,13 @@ from pathlib import Path
 import numpy as np
 from sklearn.base import clone
 
-from runner.data.ragtruth import load_ragtruth
-from runner.evaluation.bootstrap import group_bootstrap, standard_metrics
-from runner.evaluation.splits import GroupedKFold
-from runner.evaluation.timing import measure_ms_per_example
+from runner.data import load_ragtruth
+from runner.evaluation import (
+    GroupedKFold,
+    group_bootstrap,
+    measure_ms_per_example,
+    standard_metrics,
+)
 from runner.features import lexical_features
 from runner.gates import BASE_FEATURES, ENHANCED_FEATURES, FeatureGate, LogitGate, TfidfGate
 from runner.text import tokenize

@@ -52,11 +52,13 @@ import pandas as pd  # noqa: E402
 from hydra import compose, initialize_config_dir  # noqa: E402
 from hydra.utils import instantiate  # noqa: E402
 
-from runner.claims.judges.cache import AnswerCache  # noqa: E402
-from runner.claims.sampling import select_claims  # noqa: E402
-from runner.claims.verifier_runs import judge_units  # noqa: E402
+from runner.claims import (  # noqa: E402
+    judge_units,
+    select_claims,
+)
+from runner.claims.judges import AnswerCache  # noqa: E402
 from runner.config import register_configs  # noqa: E402
-from runner.data.wice import load_wice  # noqa: E402
+from runner.data import load_wice  # noqa: E402
 from runner.paths import PROJECT_ROOT, artifacts_dir  # noqa: E402
 
 log = logging.getLogger("bench_judges")

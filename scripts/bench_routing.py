@@ -23,12 +23,11 @@ from pathlib import Path
 import numpy as np
 from sklearn.base import clone
 
-from runner.data.ragtruth import load_ragtruth
-from runner.evaluation.splits import GroupedKFold
+from runner.data import load_ragtruth
+from runner.evaluation import GroupedKFold
 from runner.features import lexical_features
 from runner.gates import ENHANCED_FEATURES, LogitGate
-from runner.routing.model import INPUT_FIELDS, RoutingModel, signature
-from runner.routing.thresholds import budget_thresholds
+from runner.routing import INPUT_FIELDS, RoutingModel, budget_thresholds, signature
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -56,8 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(ROOT / "scripts"))
     import traced_rag_demo
     from runner.config import register_configs
-    from runner.data.mlflow_traces import load_mlflow_traces, search_all
-    from runner.routing.registry import load_routed_model
+    from runner.data import load_mlflow_traces, search_all
+    from runner.routing import load_routed_model
     from runner.scorers import registered_gate_scorer
 
     register_configs()

@@ -53,10 +53,13 @@ from runner.env import apply_offline_defaults
 
 apply_offline_defaults()
 
-from runner.data.ragtruth import load_ragtruth  # noqa: E402
+from runner.data import load_ragtruth  # noqa: E402
 from runner.paths import artifacts_dir  # noqa: E402
-from runner.verifiers.build import build_verifier  # noqa: E402
-from runner.verifiers.runtime import time_scoring, timing_sample  # noqa: E402
+from runner.verifiers import (  # noqa: E402
+    build_verifier,
+    time_scoring,
+    timing_sample,
+)
 
 log = logging.getLogger("bench_verifiers")
 

@@ -49,7 +49,7 @@ def score(model: str, rows) -> dict:
     """AUROC / AP of the verifier's risk on `rows`, and its ms/example."""
     from sklearn.metrics import average_precision_score, roc_auc_score
 
-    from runner.verifiers.lettuce_detect import LettuceDetectVerifier
+    from runner.verifiers import LettuceDetectVerifier
 
     verifier = LettuceDetectVerifier(model=model, batch_size=16, threads=2)
     verifier.load()
@@ -114,8 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "artifacts" / "detector_curve")
     args = parser.parse_args(argv)
 
-    from runner.data.ragtruth import load_ragtruth
-    from runner.verifiers.runtime import timing_sample
+    from runner.data import load_ragtruth
+    from runner.verifiers import timing_sample
 
     os.environ.setdefault("RUNNER_ARTIFACTS_DIR", str(ROOT / "artifacts"))
     args.out.mkdir(parents=True, exist_ok=True)
@@ -138,8 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         figure(ordered, baseline, args.out / "curve.png")
 
     if args.reference:
-        from runner.verifiers.detector_training import read_detector_card
-        from runner.verifiers.loading import resolve_source
+        from runner.verifiers import read_detector_card, resolve_source
 
         card = read_detector_card(resolve_source(args.reference))
         point = {"examples": card["training"]["rows"], "reference": args.reference,

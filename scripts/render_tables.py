@@ -17,9 +17,14 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from runner.paths import PROJECT_ROOT, artifacts_dir
-from runner.reporting.logged_runs import SkippedRun, read_cells, scan_logged_runs
-from runner.reporting.outputs import write_figures, write_tables
-from runner.reporting.reproduction import render_report
+from runner.reporting import (
+    SkippedRun,
+    read_cells,
+    render_report,
+    scan_logged_runs,
+    write_figures,
+    write_tables,
+)
 from runner.studies import load_study
 
 

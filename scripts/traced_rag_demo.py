@@ -92,7 +92,7 @@ class TracedRag:
 
 def qa_rows(data_dir: str | None) -> pd.DataFrame:
     """RAGTruth's QA test rows in the canonical frame (the runner's own loader)."""
-    from runner.data.ragtruth import load_ragtruth
+    from runner.data import load_ragtruth
 
     frame = load_ragtruth(split="test", data_dir=data_dir).frame
     return frame[frame["task"] == "QA"].reset_index(drop=True)

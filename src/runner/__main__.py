@@ -27,7 +27,7 @@ one_line_config_errors()
 def main(cfg: DictConfig) -> None:
     """Hydra entry point; one call per (multi)run job."""
     from runner.pipeline import run
-    from runner.reporting.console import print_summary
+    from runner.reporting import print_summary
 
     _separate_multirun_outputs(cfg)
     try:

@@ -31,7 +31,7 @@ from omegaconf.errors import OmegaConfBaseException
 from runner.errors import ConfigError, RunnerError
 from runner.results import StudyResult
 from runner.schema_checks import check_known_keys, check_required, check_schema_values
-from runner.studies.contract import Inputs, Study, load_study
+from runner.studies import Inputs, Study, load_study
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +125,7 @@ def build_inputs(cfg: DictConfig, data: Any = None) -> Inputs:
 
     Parts are built, not run: no data is read and no model weights are loaded here.
     """
-    from runner.hri.config import load_hri_config
+    from runner.hri import load_hri_config
 
     store = _tracking(cfg)
     _use_run_registry(store)
@@ -158,7 +158,7 @@ def _use_run_registry(store: Any) -> None:
     """Parts given a ``models:/`` URI (a trained detector) resolve it in this run's store."""
     if store is None or not store.uri:
         return
-    from runner.verifiers.loading import use_registry
+    from runner.verifiers import use_registry
 
     use_registry(store.uri)
 
@@ -270,9 +270,14 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
     name and the manifest.
     """
     from runner import tracking
-    from runner.reporting.manifest import RunInfo, git_state
-    from runner.reporting.outputs import write_files_and_documents, write_outputs
-    from runner.reporting.run_folders import RunFolder, publish
+    from runner.reporting import (
+        RunFolder,
+        RunInfo,
+        git_state,
+        publish,
+        write_files_and_documents,
+        write_outputs,
+    )
 
     study, params, inputs = check_config(cfg)
     keep_runs = check_output_settings(cfg)
@@ -330,7 +335,7 @@ def with_registered_model(study: Study, inputs: Inputs, params: Any) -> Inputs:
     uri = study.registered_model(inputs, params)
     if not uri:
         return inputs
-    from runner.routing.registry import load_routed_model
+    from runner.routing import load_routed_model
 
     store = inputs.require("tracking")
     return replace(inputs, model=load_routed_model(store.uri, uri))

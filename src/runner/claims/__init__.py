@@ -13,3 +13,35 @@ Claim labels and the claim frame are `runner.data` (`claim_labels`, `claim_frame
 Hallucination Risk Index is `runner.hri`; agreement statistics are
 `runner.evaluation.agreement`.
 """
+
+from runner.claims.ensembles import enumerate_combinations
+from runner.claims.flag_metrics import MARK_COLUMN, MOSTLY_ABSTAINED
+from runner.claims.meta import MetaClaimDetector
+from runner.claims.sampling import resolve_limit, sampling_note, select_claims
+from runner.claims.systems import system_labels
+from runner.claims.units import claim_units, unit_frame
+from runner.claims.verifier_runs import (
+    answer_cache,
+    judge_units,
+    run_judges,
+    run_span_detector,
+    span_cache,
+)
+
+__all__ = [
+    "MARK_COLUMN",
+    "MOSTLY_ABSTAINED",
+    "MetaClaimDetector",
+    "answer_cache",
+    "claim_units",
+    "enumerate_combinations",
+    "judge_units",
+    "resolve_limit",
+    "run_judges",
+    "run_span_detector",
+    "sampling_note",
+    "select_claims",
+    "span_cache",
+    "system_labels",
+    "unit_frame",
+]

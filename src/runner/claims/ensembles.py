@@ -26,7 +26,7 @@ from itertools import combinations
 
 import numpy as np
 
-from runner.data.claim_labels import CLAIM_CHECK, YELLOW, from_severity, severity
+from runner.data import CLAIM_CHECK, YELLOW, from_severity, severity
 from runner.frames import check_labels
 
 

@@ -12,7 +12,7 @@ from itertools import combinations as subsets
 
 import numpy as np
 
-from runner.evaluation.metrics import auroc
+from runner.evaluation import auroc
 
 MOSTLY_ABSTAINED = 0.5
 """A system whose abstained share of claims exceeds this is marked in tables and figures."""

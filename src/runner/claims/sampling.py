@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from runner.data.claim_labels import LABELS, SEVERITY
+from runner.data import LABELS, SEVERITY
 from runner.errors import ConfigError
 
 LIMIT_STRATEGIES = ("stratified", "head")

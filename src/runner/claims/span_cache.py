@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from runner.claims.keyed_files import content_key, read_record, record_path, write_record
-from runner.text.token_scores import TokenScores
+from runner.text import TokenScores
 
 CACHE_VERSION = 1
 """Bump when the meaning of cached probabilities changes."""

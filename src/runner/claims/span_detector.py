@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from runner.claims.span_cache import SpanScoreCache, inputs_sha256, score_fields
-from runner.data.claim_labels import GREEN, RED, YELLOW
+from runner.data import GREEN, RED, YELLOW
 from runner.errors import ConfigError
 
 DEFAULT_SWEEP: tuple[float, ...] = (0.001, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9)

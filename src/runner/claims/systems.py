@@ -14,7 +14,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from runner.claims.ensembles import and_rule, cascade_rule, enumerate_combinations, vote_rule
-from runner.data.claim_labels import CLAIM_CHECK
+from runner.data import CLAIM_CHECK
 from runner.frames import check_labels
 
 

@@ -23,7 +23,7 @@ from runner.claims.flag_metrics import (
     venn_regions,
 )
 from runner.claims.verifier_runs import JudgeRun, SpanRun
-from runner.data.claim_labels import LABELS, is_flagged
+from runner.data import LABELS, is_flagged
 from runner.results import StudyResult
 
 System = tuple[str, np.ndarray, np.ndarray]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from runner.data.claim_labels import GREEN, LABELS, SEVERITY
+from runner.data import GREEN, LABELS, SEVERITY
 from runner.errors import DataError
 
 CLAIM_FRAME_COLUMNS = ("claim_id", "question", "claim", "passages", "label", "category")

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from runner.claims.judges.cache import AnswerCache
+from runner.claims.judges import AnswerCache
 from runner.claims.span_cache import SpanScoreCache
 from runner.claims.units import ClaimUnits, combine_units
 

@@ -5,17 +5,70 @@ CSV sample, the Hub) stays here.
 """
 
 from runner.data.base import LoadedData
+from runner.data.claim_labels import (
+    CLAIM_CHECK,
+    GREEN,
+    LABELS,
+    RED,
+    SEVERITY,
+    YELLOW,
+    from_severity,
+    is_flagged,
+    severity,
+)
 from runner.data.halubench import load_halubench
-from runner.data.hashing import fingerprint_files
+from runner.data.hashing import fingerprint_files, sha256_file
+from runner.data.hri_claims import responses_from_frame
+from runner.data.hri_records import (
+    Claim,
+    FeedbackEvent,
+    LabelAssignment,
+    Response,
+    check_structure,
+    source_of,
+)
+from runner.data.mlflow_traces import load_mlflow_traces, search_all
+from runner.data.rag_file import PASSAGE_JOIN, duplicate_reason
+from runner.data.rag_stream import FrameStream
 from runner.data.ragtruth import load_ragtruth
 from runner.data.response_frame import validate_response_frame
+from runner.data.text_files import read_text
+from runner.data.traces import TraceMapping, TraceProblem, trace_row
+from runner.data.wice import load_wice
 from runner.frames import REQUIRED_COLUMNS
 
 __all__ = [
+    "CLAIM_CHECK",
+    "GREEN",
+    "LABELS",
+    "PASSAGE_JOIN",
+    "RED",
     "REQUIRED_COLUMNS",
+    "SEVERITY",
+    "YELLOW",
+    "Claim",
+    "FeedbackEvent",
+    "FrameStream",
+    "LabelAssignment",
     "LoadedData",
+    "Response",
+    "TraceMapping",
+    "TraceProblem",
+    "check_structure",
+    "duplicate_reason",
     "fingerprint_files",
+    "from_severity",
+    "is_flagged",
     "load_halubench",
+    "load_mlflow_traces",
     "load_ragtruth",
+    "load_wice",
+    "read_text",
+    "responses_from_frame",
+    "search_all",
+    "severity",
+    "sha256_file",
+    "source_of",
+    "trace_row",
     "validate_response_frame",
 ]

@@ -5,12 +5,16 @@ splits, fold-scoped fitting, group bootstrap, fixed operating points, timing), a
 rule is decided in exactly one module so that every study applies the same one.
 """
 
+from runner.evaluation.agreement import cohen_kappa, krippendorff_alpha
 from runner.evaluation.bootstrap import (
     BootstrapResult,
     Estimate,
     group_bootstrap,
+    resample_weights,
     standard_metrics,
 )
+from runner.evaluation.config import BootstrapConf
+from runner.evaluation.intervals import percentile_interval, wilson_interval
 from runner.evaluation.metrics import (
     auroc,
     auroc_batched,
@@ -18,7 +22,7 @@ from runner.evaluation.metrics import (
     average_precision_batched,
     indices_to_weights,
 )
-from runner.evaluation.oof import out_of_fold
+from runner.evaluation.oof import out_of_fold, score_gates
 from runner.evaluation.operating import (
     ALPHA_GRID,
     RHO_GRID,
@@ -31,6 +35,7 @@ from runner.evaluation.operating import (
     review_precision_grid,
     review_precision_grid_batched,
 )
+from runner.evaluation.source_shift import NOT_COMPUTABLE
 from runner.evaluation.splits import (
     Fold,
     GroupedKFold,
@@ -41,11 +46,13 @@ from runner.evaluation.splits import (
     TargetRecord,
     assert_no_group_leak,
 )
-from runner.evaluation.timing import measure_ms_per_example
+from runner.evaluation.timing import gate_runtime, measure_ms_per_example
 
 __all__ = [
     "ALPHA_GRID",
+    "NOT_COMPUTABLE",
     "RHO_GRID",
+    "BootstrapConf",
     "BootstrapResult",
     "Estimate",
     "Fold",
@@ -64,13 +71,20 @@ __all__ = [
     "auroc_batched",
     "average_precision",
     "average_precision_batched",
+    "cohen_kappa",
+    "gate_runtime",
     "group_bootstrap",
     "indices_to_weights",
+    "krippendorff_alpha",
     "measure_ms_per_example",
     "out_of_fold",
+    "percentile_interval",
+    "resample_weights",
     "review_precision",
     "review_precision_batched",
     "review_precision_grid",
     "review_precision_grid_batched",
+    "score_gates",
     "standard_metrics",
+    "wilson_interval",
 ]

@@ -13,10 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from runner.data.hri_records import Response
+from runner.data import Response
 from runner.errors import DataError
-from runner.evaluation.bootstrap import resample_weights
-from runner.evaluation.config import BootstrapConf
+from runner.evaluation import BootstrapConf, resample_weights
 from runner.hri.calibration_tables import (
     Targets,
     band_and_cutoff_cells,

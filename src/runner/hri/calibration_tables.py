@@ -21,8 +21,7 @@ from typing import Any
 import numpy as np
 
 from runner.errors import ConfigError
-from runner.evaluation import metrics, operating
-from runner.evaluation.intervals import percentile_interval, wilson_interval
+from runner.evaluation import metrics, operating, percentile_interval, wilson_interval
 from runner.hri.config import HRIConfig
 from runner.hri.scoring import band_for
 from runner.results import StudyResult

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from runner.data.hri_records import Response
+from runner.data import Response
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from runner.data.hri_records import FeedbackEvent
+from runner.data import FeedbackEvent
 
 SECONDS_PER_DAY = 86_400.0
 

@@ -15,8 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from runner.evaluation.agreement import cohen_kappa, krippendorff_alpha
-from runner.evaluation.intervals import percentile_interval
+from runner.evaluation import cohen_kappa, krippendorff_alpha, percentile_interval
 from runner.results import StudyResult
 
 TABLE = "hri_label_agreement"

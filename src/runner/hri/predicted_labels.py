@@ -29,8 +29,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from runner.data.claim_labels import CLAIM_CHECK, LABELS
-from runner.data.hri_records import LabelAssignment, Response
+from runner.data import CLAIM_CHECK, LABELS, LabelAssignment, Response
 from runner.errors import ConfigError
 from runner.frames import check_labels
 from runner.hri.config import HRIConfig

@@ -13,14 +13,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from runner.data.base import LoadedData
-from runner.data.hri_claims import responses_from_frame
-from runner.data.hri_records import Response
+from runner.data import LoadedData, Response, responses_from_frame
 from runner.errors import ConfigError, DataError
-from runner.evaluation import metrics
-from runner.evaluation.bootstrap import resample_weights
-from runner.evaluation.config import BootstrapConf
-from runner.evaluation.intervals import percentile_interval
+from runner.evaluation import BootstrapConf, metrics, percentile_interval, resample_weights
 from runner.hri import calibration_tables
 from runner.results import StudyResult
 

@@ -40,7 +40,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from runner.data.hri_records import Claim, LabelAssignment, Response, check_structure, source_of
+from runner.data import Claim, LabelAssignment, Response, check_structure, source_of
 from runner.errors import DataError
 from runner.hri import aggregation
 from runner.hri.config import BandConf, FloorConf, HRIConfig

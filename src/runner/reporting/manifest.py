@@ -109,7 +109,7 @@ def canonical_name(name: str) -> str:
 
 @functools.lru_cache(maxsize=256)
 def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
-    from runner.data.hashing import sha256_file
+    from runner.data import sha256_file
 
     return sha256_file(path)
 

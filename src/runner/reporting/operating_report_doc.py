@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from runner.evaluation.source_shift import NOT_COMPUTABLE
+from runner.evaluation import NOT_COMPUTABLE
 from runner.reporting.tables import pivot_table, to_markdown
 from runner.results import StudyResult
 

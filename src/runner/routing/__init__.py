@@ -12,12 +12,38 @@ the studies, the route engines load that model version again in each Ray worker
 (`runner.routing.trace_feedback`, called by tracking once the run id is known).
 """
 
+from runner.routing.audit import estimate
+from runner.routing.config import check_routing, routing_or_defaults
+from runner.routing.model import INPUT_FIELDS, RoutingModel, signature
+from runner.routing.registry import load_routed_model, parse_model_uri
 from runner.routing.thresholds import (
     DECISIONS,
     Thresholds,
     budget_thresholds,
+    contract_thresholds,
     decide,
     risk_controlled_accept,
 )
+from runner.routing.trace_feedback import TraceFeedback
+from runner.routing.work_folder import WorkFolder, work_key, work_root
 
-__all__ = ["DECISIONS", "Thresholds", "budget_thresholds", "decide", "risk_controlled_accept"]
+__all__ = [
+    "DECISIONS",
+    "INPUT_FIELDS",
+    "RoutingModel",
+    "Thresholds",
+    "TraceFeedback",
+    "WorkFolder",
+    "budget_thresholds",
+    "check_routing",
+    "contract_thresholds",
+    "decide",
+    "estimate",
+    "load_routed_model",
+    "parse_model_uri",
+    "risk_controlled_accept",
+    "routing_or_defaults",
+    "signature",
+    "work_key",
+    "work_root",
+]

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from runner.data.rag_file import PASSAGE_JOIN
+from runner.data import PASSAGE_JOIN
 from runner.routing.thresholds import decide
-from runner.text.scripts import unreadable_reason
+from runner.text import unreadable_reason
 
 INPUT_FIELDS = ("question", "context", "answer")
 OPTIONAL_FIELDS = ("id", "source")

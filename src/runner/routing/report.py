@@ -20,22 +20,22 @@ from typing import Any
 import pandas as pd
 
 from runner.errors import DataError
-from runner.evaluation import scopes, source_shift
-from runner.evaluation.config import BootstrapConf
-from runner.evaluation.metrics import (
+from runner.evaluation import (
+    BootstrapConf,
+    LeaveSourceOut,
+    TargetAdaptation,
+    accepted_risk,
+    accepted_risk_batched,
     auroc,
     auroc_batched,
     average_precision,
     average_precision_batched,
-)
-from runner.evaluation.oof import score_gates
-from runner.evaluation.operating import (
-    accepted_risk,
-    accepted_risk_batched,
     review_precision,
     review_precision_batched,
+    scopes,
+    score_gates,
+    source_shift,
 )
-from runner.evaluation.splits import LeaveSourceOut, TargetAdaptation
 from runner.frames import check_labels
 from runner.results import StudyResult
 

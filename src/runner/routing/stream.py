@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from runner.data.rag_file import duplicate_reason
+from runner.data import duplicate_reason
 from runner.errors import DataError
 from runner.routing import cascade
 from runner.routing.model import INPUT_FIELDS

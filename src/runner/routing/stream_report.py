@@ -133,7 +133,7 @@ class DecisionsFile:
 
     def write_to(self, path: Path) -> None:
         """Write ``decisions.parquet`` at `path`."""
-        from runner.reporting.outputs import write_parquet
+        from runner.reporting import write_parquet
 
         if self.batches == 1:
             write_parquet(next(self.frames()), path)

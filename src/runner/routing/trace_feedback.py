@@ -105,7 +105,7 @@ def log_assessments(feedback: TraceFeedback, run_id: str | None) -> dict[str, An
     from mlflow.entities import AssessmentSource, Feedback
     from mlflow.tracing.client import TracingClient
 
-    from runner.data.mlflow_traces import search_all
+    from runner.data import search_all
     from runner.tracking import TRACES_KIND, mark_kind
 
     start = time.perf_counter()

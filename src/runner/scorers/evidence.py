@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from runner.features.base import uncovered_fraction
-from runner.features.views import ExampleView
-from runner.text.sentences import split_sentences
+from runner.features import ExampleView, uncovered_fraction
+from runner.text import split_sentences
 
 MAX_TOKENS = 12
 

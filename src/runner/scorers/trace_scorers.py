@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from runner.data.traces import TraceMapping, TraceProblem, trace_row
-from runner.routing.model import INPUT_FIELDS
+from runner.data import TraceMapping, TraceProblem, trace_row
+from runner.routing import INPUT_FIELDS
 from runner.scorers.evidence import lexical_evidence
 
 SOURCE_ID = "scorer"
@@ -86,7 +86,7 @@ def registered_gate_scorer(
     The model (``models:/<name>@<alias>`` or ``models:/<name>/<version>``) is loaded once,
     on the first trace; the rationale adds its decision and thresholds to the evidence.
     """
-    from runner.routing.registry import load_routed_model
+    from runner.routing import load_routed_model
 
     loaded: dict[str, Any] = {}
 

@@ -13,4 +13,9 @@ from __future__ import annotations
 
 from runner.studies.contract import Inputs, Study, available_studies, load_study
 
-__all__ = ["Inputs", "Study", "available_studies", "load_study"]
+__all__ = [
+    "Inputs",
+    "Study",
+    "available_studies",
+    "load_study",
+]

@@ -14,8 +14,7 @@ from typing import Any
 
 from runner.errors import DataError
 from runner.results import ModelLink, StudyResult
-from runner.routing.audit import estimate
-from runner.routing.config import routing_or_defaults
+from runner.routing import estimate, routing_or_defaults
 from runner.studies.contract import Inputs, Study
 
 TITLES = {"audit": "Audit of accepted rows: accepted risk, exact 95 % CI, target"}

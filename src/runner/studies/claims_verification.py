@@ -33,19 +33,23 @@ from typing import Any, Optional
 
 import numpy as np
 
-from runner.claims import tables
-from runner.claims.ensembles import enumerate_combinations
-from runner.claims.flag_metrics import MARK_COLUMN, MOSTLY_ABSTAINED
-from runner.claims.meta import MetaClaimDetector
-from runner.claims.sampling import resolve_limit, sampling_note, select_claims
-from runner.claims.units import claim_units, unit_frame
-from runner.claims.verifier_runs import (
+from runner.claims import (
+    MARK_COLUMN,
+    MOSTLY_ABSTAINED,
+    MetaClaimDetector,
     answer_cache,
+    claim_units,
+    enumerate_combinations,
+    resolve_limit,
     run_judges,
     run_span_detector,
+    sampling_note,
+    select_claims,
     span_cache,
+    tables,
+    unit_frame,
 )
-from runner.data.claim_labels import is_flagged
+from runner.data import is_flagged
 from runner.errors import ConfigError
 from runner.results import StudyResult
 from runner.studies.contract import Inputs, Study
@@ -243,6 +247,6 @@ class ClaimsVerification(
 
     def figures(self, cells):
         """Venn diagrams of catches and false alarms, combination F1 bars, the S1 sweep."""
-        from runner.reporting.claims_figures import claims_figures
+        from runner.reporting import claims_figures
 
         return claims_figures(cells, TITLES, MARK_COLUMN, MOSTLY_ABSTAINED)

@@ -29,17 +29,14 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from runner.data.ragtruth import load_ragtruth
+from runner.data import load_ragtruth
 from runner.errors import ConfigError, DataError
-from runner.evaluation import scopes
-from runner.evaluation.oof import score_gates
-from runner.evaluation.timing import gate_runtime
+from runner.evaluation import gate_runtime, scopes, score_gates
 from runner.features import with_lexical_features
 from runner.frames import check_labels
 from runner.results import StudyResult
 from runner.studies.contract import Inputs, Study
-from runner.verifiers.runtime import time_scoring, timing_sample
-from runner.verifiers.token_labels import gold_spans, span_overlap_counts
+from runner.verifiers import gold_spans, span_overlap_counts, time_scoring, timing_sample
 
 log = logging.getLogger(__name__)
 

@@ -18,13 +18,19 @@ import numpy as np
 from sklearn.base import clone
 
 from runner.errors import ConfigError
-from runner.evaluation.oof import score_gates
+from runner.evaluation import score_gates
 from runner.features import with_lexical_features
 from runner.results import ModelSpec, StudyResult
-from runner.routing import report
-from runner.routing.config import check_routing, routing_or_defaults
-from runner.routing.model import INPUT_FIELDS, RoutingModel, signature
-from runner.routing.thresholds import Thresholds, contract_thresholds
+from runner.routing import (
+    INPUT_FIELDS,
+    RoutingModel,
+    Thresholds,
+    check_routing,
+    contract_thresholds,
+    report,
+    routing_or_defaults,
+    signature,
+)
 from runner.studies.contract import Inputs, Study
 
 log = logging.getLogger(__name__)

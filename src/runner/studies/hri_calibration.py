@@ -47,16 +47,18 @@ from typing import Any
 
 import pandas as pd
 
-from runner.data.hri_claims import responses_from_frame
-from runner.data.hri_records import Response
+from runner.data import Response, responses_from_frame
 from runner.errors import ConfigError, DataError
-from runner.hri import calibration_tables
-from runner.hri.aggregation import AGGREGATIONS
-from runner.hri.calibration_scopes import calibrate_collection
-from runner.hri.config import require_hri_config
-from runner.hri.label_agreement import collection_agreement
-from runner.hri.scoring import HRIResult, score_response
-from runner.reporting.hri_figures import roc_pr_figures
+from runner.hri import (
+    AGGREGATIONS,
+    HRIResult,
+    calibrate_collection,
+    calibration_tables,
+    collection_agreement,
+    require_hri_config,
+    score_response,
+)
+from runner.reporting import roc_pr_figures
 from runner.results import StudyResult
 from runner.studies.contract import Inputs, Study
 

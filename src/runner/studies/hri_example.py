@@ -26,12 +26,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from runner.data.hri_claims import responses_from_frame
-from runner.data.hri_records import Response
+from runner.data import Response, responses_from_frame
 from runner.errors import ConfigError
-from runner.hri.aggregation import AGGREGATIONS
-from runner.hri.config import HRIConfig, require_hri_config
-from runner.hri.scoring import HRIResult, score_response
+from runner.hri import AGGREGATIONS, HRIConfig, HRIResult, require_hri_config, score_response
 from runner.results import StudyResult
 from runner.studies.contract import Inputs, Study
 

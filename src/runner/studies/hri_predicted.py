@@ -41,11 +41,9 @@ from typing import Any, Optional
 import numpy as np
 import pandas as pd
 
-from runner.claims.systems import system_labels
-from runner.claims.verifier_runs import answer_cache, judge_units, span_cache
+from runner.claims import answer_cache, judge_units, span_cache, system_labels
 from runner.errors import ConfigError
-from runner.hri import calibration_tables, predicted_labels, predicted_tables
-from runner.hri.aggregation import AGGREGATIONS
+from runner.hri import AGGREGATIONS, calibration_tables, predicted_labels, predicted_tables
 from runner.results import StudyResult
 from runner.studies.contract import Inputs, Study
 
@@ -252,7 +250,7 @@ class HriPredicted(Study, name="hri_predicted", params=Params, titles=TITLES, pa
 
     def figures(self, cells):
         """AUROC with intervals per (system x aggregation), one figure per scope, from cells."""
-        from runner.reporting.hri_figures import metric_grid_figure
+        from runner.reporting import metric_grid_figure
 
         out = {}
         for suffix, what in SCOPES:

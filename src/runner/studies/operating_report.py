@@ -19,14 +19,16 @@ from pathlib import Path
 import pandas as pd
 
 from runner.errors import ConfigError
-from runner.evaluation import scopes
-from runner.evaluation.oof import score_gates
-from runner.evaluation.operating import accepted_risk_grid, review_precision_grid
-from runner.evaluation.timing import gate_runtime
+from runner.evaluation import (
+    accepted_risk_grid,
+    gate_runtime,
+    review_precision_grid,
+    scopes,
+    score_gates,
+)
 from runner.features import with_lexical_features
 from runner.results import StudyResult
-from runner.routing import cascade, cascade_report, report
-from runner.routing.config import check_routing, routing_or_defaults
+from runner.routing import cascade, cascade_report, check_routing, report, routing_or_defaults
 from runner.studies.contract import Inputs, Study
 
 TITLES = {
@@ -135,7 +137,7 @@ class OperatingReport(Study, name="operating_report", params=Params, titles=TITL
 
     def figures(self, cells):
         """Review precision and accepted risk curves of every gate, with the base-rate line."""
-        from runner.reporting.figures import operating_curves
+        from runner.reporting import operating_curves
 
         base = cells[(cells["table"] == "base_rate") & (cells["column"] == "hallucinated share")]
         base = base[base["row"] == scopes.COMBINED]
@@ -145,7 +147,7 @@ class OperatingReport(Study, name="operating_report", params=Params, titles=TITL
 
     def documents(self, result: StudyResult, out_dir: Path) -> dict[str, str]:
         """``report.md`` and ``report.html`` (`runner.reporting.operating_report_doc`)."""
-        from runner.reporting.operating_report_doc import documents
+        from runner.reporting import documents
 
         return documents(result, out_dir)
 

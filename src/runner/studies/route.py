@@ -28,14 +28,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from runner.data.rag_stream import FrameStream
+from runner.data import FrameStream
 from runner.errors import ConfigError
 from runner.results import ModelLink, StudyResult
-from runner.routing import cascade, engines, route, stream, stream_report
-from runner.routing.config import check_routing, routing_or_defaults
-from runner.routing.registry import parse_model_uri
-from runner.routing.trace_feedback import TraceFeedback
-from runner.routing.work_folder import WorkFolder, work_key, work_root
+from runner.routing import (
+    TraceFeedback,
+    WorkFolder,
+    cascade,
+    check_routing,
+    engines,
+    parse_model_uri,
+    route,
+    routing_or_defaults,
+    stream,
+    stream_report,
+    work_key,
+    work_root,
+)
 from runner.studies.contract import Inputs, Study
 
 TITLES = {

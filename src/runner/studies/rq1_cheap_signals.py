@@ -12,9 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from runner.errors import DataError
-from runner.evaluation import scopes
-from runner.evaluation.oof import score_gates
-from runner.evaluation.timing import gate_runtime
+from runner.evaluation import gate_runtime, scopes, score_gates
 from runner.features import with_lexical_features
 from runner.frames import check_labels
 from runner.results import StudyResult
@@ -59,6 +57,6 @@ class CheapSignals(Study, name="rq1_cheap_signals", params=Params, titles=TITLES
 
     def figures(self, cells):
         """Figure 2's layout for the zero-shot gates (bars per scope)."""
-        from runner.reporting.figures import scope_bars
+        from runner.reporting import scope_bars
 
         return {"fig2_zero_shot": scope_bars(cells, "table3")}

@@ -12,9 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from runner.errors import DataError
-from runner.evaluation import scopes
-from runner.evaluation.oof import score_gates
-from runner.evaluation.timing import gate_runtime
+from runner.evaluation import gate_runtime, scopes, score_gates
 from runner.features import with_lexical_features
 from runner.frames import check_labels
 from runner.results import StudyResult
@@ -96,7 +94,7 @@ class GroupedCV(Study, name="rq2_grouped_cv", params=Params, titles=TITLES, pape
 
     def figures(self, cells):
         """Figure 2 (AUROC/AP bars per scope) and Figure 3 (AP delta vs ROUGE-L with CIs)."""
-        from runner.reporting.figures import delta_bars, scope_bars
+        from runner.reporting import delta_bars, scope_bars
 
         t3 = cells[cells["table"] == "table3"]
         gates = list(dict.fromkeys(t3["column"].str.rsplit("/", n=1).str[0]))

@@ -14,9 +14,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from runner.errors import ConfigError, DataError
-from runner.evaluation import scopes
-from runner.evaluation.oof import score_gates
-from runner.evaluation.operating import accepted_risk_batched, review_precision_batched
+from runner.evaluation import accepted_risk_batched, review_precision_batched, scopes, score_gates
 from runner.features import with_lexical_features
 from runner.frames import check_labels
 from runner.results import StudyResult
@@ -113,7 +111,7 @@ class OperatingPoints(
 
     def figures(self, cells):
         """Figure 4: both operating-curve panels with the combined base-rate line."""
-        from runner.reporting.figures import operating_curves
+        from runner.reporting import operating_curves
 
         base = cells[(cells["table"] == "base_rate") & (cells["row"] == scopes.COMBINED)]
         rate = float(base["value"].iloc[0]) if len(base) else None

@@ -31,14 +31,12 @@ from typing import Any
 import pandas as pd
 
 from runner.errors import ConfigError, DataError
-from runner.evaluation import scopes
-from runner.evaluation.oof import score_gates
-from runner.evaluation.timing import gate_runtime
+from runner.evaluation import gate_runtime, scopes, score_gates
 from runner.features import with_lexical_features
 from runner.frames import check_labels
 from runner.results import StudyResult
 from runner.studies.contract import Inputs, Study
-from runner.verifiers.runtime import score_in_chunks, time_scoring, timing_sample
+from runner.verifiers import score_in_chunks, time_scoring, timing_sample
 
 log = logging.getLogger(__name__)
 
@@ -177,7 +175,7 @@ class VerifierCost(Study, name="rq4_verifier_cost", params=Params, titles=TITLES
         Rows whose AP is not available (random weights) appear as cost-only markers on the
         x axis, never at a made-up AP.
         """
-        from runner.reporting.figures import cost_frontier
+        from runner.reporting import cost_frontier
 
         return {"fig5_cost_quality": cost_frontier(cells, TABLE)}
 

@@ -31,11 +31,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from runner.errors import ConfigError, DataError
-from runner.evaluation import source_shift
-from runner.evaluation.oof import score_gates
+from runner.evaluation import score_gates, source_shift
 from runner.features import with_lexical_features
 from runner.frames import check_labels
-from runner.reporting.logged_runs import TITLES_FILE
+from runner.reporting import TITLES_FILE
 from runner.results import StudyResult
 from runner.studies.contract import Inputs, Study
 
@@ -234,6 +233,6 @@ class SourceShift(
 
     def figures(self, cells):
         """Macro target-only AUROC and AP against k, with zero-shot and cross-source lines."""
-        from runner.reporting.source_shift_figures import target_adaptation_curves
+        from runner.reporting import target_adaptation_curves
 
         return {"fig_rq5_target_adaptation": target_adaptation_curves(cells)}

@@ -22,20 +22,25 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from runner.data.hashing import sha256_file
+from runner.data import sha256_file
 from runner.errors import ConfigError
 from runner.results import ModelSpec, StudyResult
 from runner.studies.contract import Inputs, Study
-from runner.verifiers.detector_config import DetectorConf, TrainConf, backbone_folder
-from runner.verifiers.detector_model import ARTIFACT, INPUT_FIELDS, DetectorModel, signature
-from runner.verifiers.detector_training import (
+from runner.verifiers import (
+    ARTIFACT,
+    INPUT_FIELDS,
+    DetectorConf,
+    DetectorModel,
+    TrainConf,
+    backbone_folder,
     choose_threshold,
+    folder_sha256,
     label_segments,
     predict_token_probs,
+    signature,
     train,
     write_detector_card,
 )
-from runner.verifiers.fingerprint import folder_sha256
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +117,7 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
         import torch
         from transformers import AutoModelForTokenClassification, AutoTokenizer
 
-        from runner.verifiers.loading import resolve_source
+        from runner.verifiers import resolve_source
 
         detector: DetectorConf = inputs.require("detector")
         conf: TrainConf = inputs.require("train")

@@ -7,26 +7,61 @@ verifier module only says what its input looks like and how logits become risk.
 """
 
 from runner.verifiers.base import FRAME_COLUMNS, Verifier
+from runner.verifiers.build import build_verifier
 from runner.verifiers.deberta_nli import DebertaNLIVerifier
+from runner.verifiers.detector_config import DetectorConf, TrainConf, backbone_folder
+from runner.verifiers.detector_model import ARTIFACT, INPUT_FIELDS, DetectorModel, signature
+from runner.verifiers.detector_training import (
+    choose_threshold,
+    label_segments,
+    predict_token_probs,
+    read_detector_card,
+    train,
+    write_detector_card,
+)
 from runner.verifiers.encoding import TruncationStats
 from runner.verifiers.evidence import POLICIES, select_evidence, top_k_sentences
+from runner.verifiers.fingerprint import folder_sha256
 from runner.verifiers.hhem import HHEM_TEMPLATE, HHEMVerifier
 from runner.verifiers.lettuce_detect import LettuceDetectVerifier, TokenScores
-from runner.verifiers.loading import ModelNotAvailableError
-from runner.verifiers.runtime import measure_verifier
+from runner.verifiers.loading import ModelNotAvailableError, resolve_source, use_registry
+from runner.verifiers.runtime import measure_verifier, score_in_chunks, time_scoring, timing_sample
+from runner.verifiers.token_labels import gold_spans, span_overlap_counts
 
 __all__ = [
+    "ARTIFACT",
     "FRAME_COLUMNS",
     "HHEM_TEMPLATE",
+    "INPUT_FIELDS",
     "POLICIES",
     "DebertaNLIVerifier",
+    "DetectorConf",
+    "DetectorModel",
     "HHEMVerifier",
     "LettuceDetectVerifier",
     "ModelNotAvailableError",
     "TokenScores",
+    "TrainConf",
     "TruncationStats",
     "Verifier",
+    "backbone_folder",
+    "build_verifier",
+    "choose_threshold",
+    "folder_sha256",
+    "gold_spans",
+    "label_segments",
     "measure_verifier",
+    "predict_token_probs",
+    "read_detector_card",
+    "resolve_source",
+    "score_in_chunks",
     "select_evidence",
+    "signature",
+    "span_overlap_counts",
+    "time_scoring",
+    "timing_sample",
     "top_k_sentences",
+    "train",
+    "use_registry",
+    "write_detector_card",
 ]

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from runner.errors import ConfigError, DataError
-from runner.text.token_scores import TokenScores
+from runner.text import TokenScores
 from runner.verifiers.base import Verifier, inference, log_odds_against, softmax, verifier_class
 from runner.verifiers.detector_inputs import (
     QA_TEMPLATE,

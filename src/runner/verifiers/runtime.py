@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from runner.evaluation.timing import measure_ms_per_example
+from runner.evaluation import measure_ms_per_example
 from runner.verifiers.encoding import TruncationStats
 
 _STATUS = Path("/proc/self/status")

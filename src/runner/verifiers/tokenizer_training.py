@@ -98,7 +98,7 @@ def read_corpus(path: Path, columns: Sequence[str] = DEFAULT_COLUMNS) -> list[st
     -------
     list of str
     """
-    from runner.data.text_files import read_text  # lazy: runner.data imports every loader
+    from runner.data import read_text  # lazy: runner.data imports every loader
 
     suffix = path.suffix.lower()
     if suffix == ".txt":
@@ -256,7 +256,7 @@ def cached_tokenizer(
     """
     from transformers import PreTrainedTokenizerFast
 
-    from runner.data.hashing import sha256_file
+    from runner.data import sha256_file
 
     spec = check_spec(spec)
     path = resolve_corpus(corpus)

@@ -35,7 +35,7 @@ from typing import Any, ClassVar, NamedTuple
 from runner.claims.judges.cache import AnswerCache, CacheStats, answer_fields, answer_key
 from runner.claims.judges.parsing import REPAIR_MESSAGE, parse_verdict
 from runner.claims.judges.prompts import PROMPT_VERSION, PROMPTS, build_messages
-from runner.data.claim_labels import YELLOW
+from runner.data import YELLOW
 from runner.errors import ConfigError, RunnerError
 from runner.settings import SEED, settings_class
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from runner.data.claim_labels import LABELS
+from runner.data import LABELS
 
 REPAIR_MESSAGE = (
     'Answer only with JSON: {"verdict": "green"}, {"verdict": "yellow"} or {"verdict": "red"}.'
