@@ -129,11 +129,11 @@ def run(cell: str, experiment: str, overrides: list[str], artifacts: Path, env: 
     return {"files": hashes, "seconds": seconds}
 
 
-def audit_labels(rag_test: Path, out: Path) -> Path:
-    """The true labels of every test row, as a team's reviewers would return them."""
-    frame = pd.read_json(rag_test, lines=True)[["id", "label"]]
-    frame.to_json(out, orient="records", lines=True)
-    return out
+def audit_labels(rag_test: Path, decisions: Path, out: Path) -> None:
+    """The true labels of the rows route marked for audit, as reviewers would return them."""
+    marked = pd.read_parquet(decisions, columns=["id", "audit"]).query("audit")["id"]
+    frame = pd.read_json(rag_test, lines=True, dtype={"id": str})[["id", "label"]]
+    frame[frame["id"].isin(marked)].to_json(out, orient="records", lines=True)
 
 
 def compared(files: dict | None) -> dict | None:
@@ -163,11 +163,8 @@ def main() -> None:
         if not path.exists():
             convert = [sys.executable, "scripts/ragtruth_to_rag_file.py", "--split", split]
             subprocess.run([*convert, "--out", str(path)], cwd=ROOT, env=env, check=True)
-    names = {
-        "rag_train": rag_train,
-        "rag_test": rag_test,
-        "audit_labels": audit_labels(rag_test, work / "rag" / "labels.jsonl"),
-    }
+    labels = work / "rag" / "labels.jsonl"
+    names = {"rag_train": rag_train, "rag_test": rag_test, "audit_labels": labels}
 
     plan = [(c, e, o, "off") for c, e, o in STUDIES]
     plan += [(c, e, o, "sqlite") for c, e, o in ROUTING]
@@ -182,10 +179,12 @@ def main() -> None:
             continue
         artifacts = work / ("routing" if tracking == "sqlite" else cell)
         cell_env = dict(env)
-        if tracking == "registry":
-            cell_env["MLFLOW_TRACKING_URI"] = args.registry
         filled = [o.format(artifacts=artifacts, **names) for o in overrides]
         filled.append("tracking=sqlite" if tracking == "sqlite" else "tracking=off")
+        if tracking == "registry":  # tracking off; models:/ URIs are read from --registry
+            filled.append(f"tracking.uri={args.registry}")
+        if experiment == "audit" and not args.rehash:
+            audit_labels(rag_test, artifacts / "route" / "latest" / "decisions.parquet", labels)
         if args.rehash:
             latest = (artifacts / experiment / "latest").resolve()
             record[cell] = {"files": output_hashes(latest)} if latest.exists() else {}
