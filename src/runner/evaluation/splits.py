@@ -149,11 +149,17 @@ def _check_test_folds(frame: pd.DataFrame, y: np.ndarray, folds: list[Fold]) -> 
                 )
 
 
-def _as_folds(pairs: Iterator[tuple[np.ndarray, np.ndarray]]) -> list[Fold]:
-    return [
+def _checked_folds(
+    frame: pd.DataFrame, y: np.ndarray, pairs: Iterator[tuple[np.ndarray, np.ndarray]]
+) -> list[Fold]:
+    """scikit-learn's (train, test) index pairs as sorted `Fold`s, each side holding both
+    classes."""
+    folds = [
         Fold(i, str(i), np.sort(tr).astype(np.int64), np.sort(te).astype(np.int64))
         for i, (tr, te) in enumerate(pairs)
     ]
+    _check_test_folds(frame, y, folds)
+    return folds
 
 
 class _Splitter:
@@ -264,9 +270,7 @@ class GroupedKFold(_Splitter):
         if self.order_col is not None and self.order_col in frame.columns:
             order = frame[self.order_col].to_numpy()
         codes, _ = group_codes(groups, order)
-        folds = _as_folds(splitter.split(np.zeros(len(frame)), y, codes))
-        _check_test_folds(frame, y, folds)
-        yield from folds
+        yield from _checked_folds(frame, y, splitter.split(np.zeros(len(frame)), y, codes))
 
 
 class KFold(_Splitter):
@@ -326,9 +330,7 @@ class KFold(_Splitter):
             shuffle=self.shuffle,
             random_state=self.seed if self.shuffle else None,
         )
-        folds = _as_folds(splitter.split(np.zeros(len(frame)), y))
-        _check_test_folds(frame, y, folds)
-        yield from folds
+        yield from _checked_folds(frame, y, splitter.split(np.zeros(len(frame)), y))
 
 
 class LeaveSourceOut(_Splitter):

@@ -36,11 +36,6 @@ RARE_TOKEN_MIN_LENGTH = 6
 def answer_length(x: ExampleView) -> float:
     """Number of tokens in the answer (stop words included).
 
-    Parameters
-    ----------
-    x : ExampleView
-        The example.
-
     Returns
     -------
     float
@@ -52,11 +47,6 @@ def answer_length(x: ExampleView) -> float:
 def context_length(x: ExampleView) -> float:
     """Number of tokens in the context (stop words included).
 
-    Parameters
-    ----------
-    x : ExampleView
-        The example.
-
     Returns
     -------
     float
@@ -67,11 +57,6 @@ def context_length(x: ExampleView) -> float:
 
 def uncovered_fraction(x: ExampleView) -> float:
     """Share of the answer's content-token occurrences absent from the context (s_uncov).
-
-    Parameters
-    ----------
-    x : ExampleView
-        The example.
 
     Returns
     -------
@@ -88,11 +73,6 @@ def uncovered_fraction(x: ExampleView) -> float:
 def coverage(x: ExampleView) -> float:
     """Share of the answer's content-token occurrences found in the context.
 
-    Parameters
-    ----------
-    x : ExampleView
-        The example.
-
     Returns
     -------
     float
@@ -106,11 +86,6 @@ def rare_token_coverage(x: ExampleView) -> float:
 
     Long words are mostly names, numbers written out and domain terms: the tokens a
     hallucination tends to invent.
-
-    Parameters
-    ----------
-    x : ExampleView
-        The example.
 
     Returns
     -------
@@ -145,11 +120,6 @@ def jaccard(left: frozenset[str], right: frozenset[str]) -> float:
 def answer_context_jaccard(x: ExampleView) -> float:
     """Jaccard similarity of the answer's and the context's content-token sets.
 
-    Parameters
-    ----------
-    x : ExampleView
-        The example.
-
     Returns
     -------
     float
@@ -160,11 +130,6 @@ def answer_context_jaccard(x: ExampleView) -> float:
 
 def question_answer_jaccard(x: ExampleView) -> float:
     """Jaccard similarity of the question's (task input's) and the answer's content-token sets.
-
-    Parameters
-    ----------
-    x : ExampleView
-        The example.
 
     Returns
     -------
@@ -180,11 +145,6 @@ def longest_supported_run(x: ExampleView) -> float:
     The run is the longest contiguous sequence of answer tokens (stop words included: they
     are part of a copied phrase) that also occurs contiguously in the context, i.e. the
     longest common token substring.
-
-    Parameters
-    ----------
-    x : ExampleView
-        The example.
 
     Returns
     -------
@@ -232,11 +192,6 @@ def best_sentence_support(x: ExampleView) -> float:
 def numeric_coverage(x: ExampleView) -> float:
     """Share of the numbers written in the answer that also appear in the context.
 
-    Parameters
-    ----------
-    x : ExampleView
-        The example.
-
     Returns
     -------
     float
@@ -252,11 +207,6 @@ def numeric_coverage(x: ExampleView) -> float:
 
 def numeric_count(x: ExampleView) -> float:
     """How many numbers the answer writes (occurrences).
-
-    Parameters
-    ----------
-    x : ExampleView
-        The example.
 
     Returns
     -------

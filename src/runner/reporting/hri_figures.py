@@ -80,20 +80,10 @@ def roc_pr_figures(
                 linewidth=1,
                 label=f"base rate {rate[coll]:.3f}",
             )
-        ax_roc.set(
-            xlabel="false positive rate",
-            ylabel="true positive rate",
-            title=f"ROC: {coll}",
-            xlim=(0, 1),
-            ylim=(0, 1.02),
-        )
-        ax_pr.set(
-            xlabel="recall",
-            ylabel="precision",
-            title=f"Precision-recall: {coll}",
-            xlim=(0, 1),
-            ylim=(0, 1.02),
-        )
+        ax_roc.set(xlabel="false positive rate", ylabel="true positive rate", title=f"ROC: {coll}")
+        ax_pr.set(xlabel="recall", ylabel="precision", title=f"Precision-recall: {coll}")
+        for ax in (ax_roc, ax_pr):
+            ax.set(xlim=(0, 1), ylim=(0, 1.02))
         ax_roc.legend(fontsize=7, loc="lower right")
         ax_pr.legend(fontsize=7, loc="lower left")
         fig.tight_layout()

@@ -25,11 +25,6 @@ _BOUNDARY = re.compile(
 def split_sentences(text: str) -> list[str]:
     """Split text into sentences at ``. ! ? ;`` and line breaks.
 
-    Parameters
-    ----------
-    text : str
-        Any text.
-
     Returns
     -------
     list of str

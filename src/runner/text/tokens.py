@@ -31,11 +31,6 @@ def _drop_separator(match: re.Match[str]) -> str:
 def strip_thousands_separators(text: str) -> str:
     """Remove the commas that separate thousands inside numbers.
 
-    Parameters
-    ----------
-    text : str
-        Any text.
-
     Returns
     -------
     str
@@ -47,11 +42,6 @@ def strip_thousands_separators(text: str) -> str:
 
 def tokenize(text: str) -> list[str]:
     """Split text into lowercased alphanumeric tokens.
-
-    Parameters
-    ----------
-    text : str
-        Any text.
 
     Returns
     -------
@@ -65,11 +55,6 @@ def tokenize(text: str) -> list[str]:
 
 def numbers(text: str) -> list[str]:
     """The numbers written in a text, thousands separators stripped, in order.
-
-    Parameters
-    ----------
-    text : str
-        Any text.
 
     Returns
     -------
