@@ -113,7 +113,7 @@ def _moved_params_hint(cfg: DictConfig, params_type: type) -> str:
             node = cfg.get(group)
             if isinstance(node, DictConfig) and key in node:
                 places.append(f"{group}.{key}")
-        for group in ("splits", *PART_GROUPS):
+        for group in PART_GROUPS:
             for name, node in _items(cfg, group):
                 if isinstance(node, DictConfig) and key in node:
                     places.append(f"{group}.{name}.{key}")

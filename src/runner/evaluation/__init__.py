@@ -24,7 +24,9 @@ from runner.evaluation.metrics import (
 )
 from runner.evaluation.oof import out_of_fold, score_gates
 from runner.evaluation.operating import (
+    ACCEPT_BUDGET,
     ALPHA_GRID,
+    REVIEW_BUDGET,
     RHO_GRID,
     accepted_risk,
     accepted_risk_batched,
@@ -49,8 +51,10 @@ from runner.evaluation.splits import (
 from runner.evaluation.timing import gate_runtime, measure_ms_per_example
 
 __all__ = [
+    "ACCEPT_BUDGET",
     "ALPHA_GRID",
     "NOT_COMPUTABLE",
+    "REVIEW_BUDGET",
     "RHO_GRID",
     "BootstrapConf",
     "BootstrapResult",

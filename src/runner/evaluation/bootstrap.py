@@ -47,7 +47,12 @@ from runner.evaluation._checks import check_bootstrap_settings, check_scores
 from runner.evaluation.group_order import group_codes as _ordered_codes
 from runner.evaluation.intervals import percentile_interval
 from runner.evaluation.metrics import auroc_batched, average_precision_batched
-from runner.evaluation.operating import accepted_risk_batched, review_precision_batched
+from runner.evaluation.operating import (
+    ACCEPT_BUDGET,
+    REVIEW_BUDGET,
+    accepted_risk_batched,
+    review_precision_batched,
+)
 from runner.frames import check_labels
 from runner.settings import SEED
 
@@ -58,7 +63,9 @@ MACRO = "macro"
 MAX_REDRAW_ROUNDS = 100
 
 
-def standard_metrics(rho: float = 0.10, alpha: float = 0.50) -> dict[str, BatchedMetric]:
+def standard_metrics(
+    rho: float = REVIEW_BUDGET, alpha: float = ACCEPT_BUDGET
+) -> dict[str, BatchedMetric]:
     """The four RAGScope metrics as batched callables: AUROC, AP, Prec_ρ and Risk_α.
 
     Parameters

@@ -42,6 +42,11 @@ from runner.evaluation._checks import (
 )
 from runner.frames import check_labels
 
+REVIEW_BUDGET = 0.10
+"""ρ of RAGScope's Table VI: review the riskiest 10 %; also the routing contract's default."""
+ACCEPT_BUDGET = 0.50
+"""α of RAGScope's Table VI: accept the safest 50 %; also the routing contract's default."""
+
 #: ρ grid for the review-precision curve (5 % to 30 % in 1-point steps).
 RHO_GRID: np.ndarray = np.arange(5, 31) / 100
 #: α grid for the accepted-risk curve (50 % to 90 % in 1-point steps).

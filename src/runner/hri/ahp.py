@@ -135,10 +135,14 @@ def pairwise_matrix(
     return a
 
 
+CR_LIMIT = 0.10
+"""Saaty's limit on the consistency ratio: judgments above it are too inconsistent to use."""
+
+
 def ahp_weights(
     comparisons: Mapping[str, Mapping[str, Any]] | np.ndarray,
     criteria: Sequence[str],
-    cr_limit: float = 0.10,
+    cr_limit: float = CR_LIMIT,
     key: str = "ahp",
 ) -> AHPResult:
     """Principal-eigenvector weights and consistency ratio of pairwise judgments.

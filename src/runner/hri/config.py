@@ -27,6 +27,7 @@ from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from runner.errors import ConfigError
+from runner.hri.ahp import CR_LIMIT, ahp_weights
 
 
 @dataclass
@@ -86,7 +87,7 @@ class AHPConf:
     """AHP pairwise judgments over the dimensions and the consistency-ratio limit."""
 
     comparisons: dict[str, dict[str, Any]] = field(default_factory=dict)
-    cr_limit: float = 0.10
+    cr_limit: float = CR_LIMIT
 
 
 @dataclass
@@ -240,8 +241,6 @@ def validate_hri_config(conf: HRIConf) -> HRIConfig:
         weights = validate_weights(conf.weights, dims, tol, key="hri.weights")
         origin = "config"
     elif conf.weights_source == "ahp":
-        from runner.hri.ahp import ahp_weights
-
         if conf.ahp is None or not conf.ahp.comparisons:
             raise ConfigError("hri.weights_source is 'ahp' but hri.ahp.comparisons is empty")
         result = ahp_weights(

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from runner.errors import ConfigError
+from runner.evaluation import ACCEPT_BUDGET, REVIEW_BUDGET
 
 # OmegaConf reads these annotations at runtime and does not understand `X | None`.
 # ruff: noqa: UP045
@@ -25,8 +26,8 @@ class RoutingConf:
     """The routing contract and its deployment settings."""
 
     gate: str = "ragscope_e"
-    review_budget: float = 0.10
-    accept_budget: float = 0.50
+    review_budget: float = REVIEW_BUDGET
+    accept_budget: float = ACCEPT_BUDGET
     accept_rule: str = "budget"
     max_accepted_risk: Optional[float] = None
     delta: float = 0.1

@@ -188,8 +188,8 @@ def contract_thresholds(
     review_budget: float,
     accept_budget: float,
     accept_rule: str,
-    max_accepted_risk: float | None = None,
-    delta: float = 0.1,
+    max_accepted_risk: float | None,
+    delta: float,
 ) -> tuple[Thresholds, RiskControlled | None]:
     """The contract's thresholds under `accept_rule` (``budget`` or ``risk_controlled``)."""
     base = budget_thresholds(risk, review_budget, accept_budget)

@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from runner.errors import ConfigError, DataError
-from runner.evaluation import accepted_risk_batched, review_precision_batched, scopes, score_gates
+from runner.evaluation import (
+    ACCEPT_BUDGET,
+    REVIEW_BUDGET,
+    accepted_risk_batched,
+    review_precision_batched,
+    scopes,
+    score_gates,
+)
 from runner.features import with_lexical_features
 from runner.frames import check_labels
 from runner.results import StudyResult
@@ -32,8 +39,8 @@ TITLES = {
 class Params:
     """RQ3 parameters: the table points, the curve grids and the gates to compare."""
 
-    rho: float = 0.10  # review budget of Table VI
-    alpha: float = 0.50  # acceptance budget of Table VI
+    rho: float = REVIEW_BUDGET  # review budget of Table VI
+    alpha: float = ACCEPT_BUDGET  # acceptance budget of Table VI
     rho_grid: list[float] = field(default_factory=lambda: [0.05, 0.10, 0.15, 0.20, 0.25, 0.30])
     alpha_grid: list[float] = field(
         default_factory=lambda: [0.50, 0.55, 0.60, 0.65, 0.70, 0.75, 0.80, 0.85, 0.90]
