@@ -299,7 +299,7 @@ def test_publish_registers_the_model_links_the_run_and_writes_the_feedback(tmp_p
     from runner.routing.model import RoutingModel, signature
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    client = mlflow.MlflowClient(tracking_uri=uri)
+    client = mlflow.MlflowClient(tracking_uri=uri, registry_uri=uri)
     experiment = client.create_experiment("publish")
     fit_run = client.create_run(experiment).info.run_id
     example = pd.DataFrame({"question": ["q?"], "context": ["a b c"], "answer": ["a b"]})

@@ -436,6 +436,8 @@ def register_model(
     mlflow.set_tracking_uri(uri)
     mlflow.set_registry_uri(uri)
     client = mlflow.MlflowClient(tracking_uri=uri, registry_uri=uri)
+    # resuming a run needs its experiment active, whatever this process set before
+    mlflow.set_experiment(experiment_id=client.get_run(run_id).info.experiment_id)
     with mlflow.start_run(run_id=run_id):
         info = mlflow.pyfunc.log_model(
             name="model",

@@ -44,7 +44,7 @@ def register(uri: str, out: Path, review_at: float, tags: dict | None = None) ->
         tags=tags or {},
         signature=signature(),
     )
-    client = mlflow.MlflowClient(tracking_uri=uri)
+    client = mlflow.MlflowClient(tracking_uri=uri, registry_uri=uri)
     experiment = client.create_experiment(f"fit-{review_at}")
     run_id = client.create_run(experiment).info.run_id
     register_model(uri, spec, run_id, out)
@@ -108,7 +108,7 @@ def test_a_version_number_loads_that_version_even_when_the_alias_moved_on(store)
 
 def test_registration_tags_the_version_and_points_the_alias(store):
     uri, first, _ = store
-    client = mlflow.MlflowClient(tracking_uri=uri)
+    client = mlflow.MlflowClient(tracking_uri=uri, registry_uri=uri)
     assert client.get_model_version("gate", "1").tags == {"training_sources": "docs"}
     assert client.get_model_version("gate", "1").run_id == first
     assert str(client.get_model_version_by_alias("gate", "champion").version) == "2"
