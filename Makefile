@@ -21,7 +21,7 @@ STUDIES := rq1_cheap_signals rq2_grouped_cv rq3_operating_points rq4_verifier_co
            rq5_source_shift rq5_source_shift_row_cv hri_example hri_calibration \
            hri_predicted claims_verification
 
-.PHONY: setup test test-fast reproduce tables ui services services-stop services-status slurm slurm-stop bench traffic train-detector detector-eval detector-curve detector-studies \
+.PHONY: setup test test-fast reproduce tables ui services services-stop services-status slurm slurm-stop bench traffic train-detector detector-eval detector-curve detector-studies hashes \
         lint format clean $(STUDIES)
 
 setup:  ## create .venv and install the project with its pins
@@ -100,6 +100,10 @@ format:
 clean:
 	rm -rf artifacts/* .pytest_cache .ruff_cache
 	touch artifacts/.gitkeep
+
+hashes:  ## every study into a fresh folder, sha256 of its outputs (~50 min): make hashes COMPARE=artifacts/hashes/<old>.json
+	$(PY) scripts/study_hashes.py --out artifacts/hashes/$$(git rev-parse --short HEAD).json \
+		$(if $(COMPARE),--compare $(COMPARE),)
 
 train-detector:  ## train the local detector (MiniLM-L6, LettuceDetect recipe), register models:/ragtruth_detector@champion (~40 min, 2 cores)
 	$(PY) -m runner experiment=train_detector
