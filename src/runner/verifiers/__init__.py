@@ -6,11 +6,13 @@ architecture) and batched inference are shared by every verifier and tested once
 verifier module only says what its input looks like and how logits become risk.
 """
 
+from typing import Any
+
+from runner.lazy_exports import on_first_use
 from runner.verifiers.base import FRAME_COLUMNS, Verifier
 from runner.verifiers.build import build_verifier
 from runner.verifiers.deberta_nli import DebertaNLIVerifier
 from runner.verifiers.detector_config import DetectorConf, TrainConf, backbone_folder
-from runner.verifiers.detector_model import ARTIFACT, INPUT_FIELDS, DetectorModel, signature
 from runner.verifiers.detector_training import (
     choose_threshold,
     label_segments,
@@ -27,6 +29,17 @@ from runner.verifiers.lettuce_detect import LettuceDetectVerifier, TokenScores
 from runner.verifiers.loading import ModelNotAvailableError, resolve_source, use_registry
 from runner.verifiers.runtime import measure_verifier, score_in_chunks, time_scoring, timing_sample
 from runner.verifiers.token_labels import gold_spans, span_overlap_counts
+
+_ON_FIRST_USE = {
+    name: "runner.verifiers.detector_model"
+    for name in ("ARTIFACT", "INPUT_FIELDS", "DetectorModel", "signature")
+}
+"""The detector's MLflow pyfunc: importing it imports MLflow (`runner.lazy_exports`)."""
+
+
+def __getattr__(name: str) -> Any:
+    return on_first_use(__name__, _ON_FIRST_USE, name)
+
 
 __all__ = [
     "ARTIFACT",
