@@ -158,3 +158,27 @@ def test_the_seed_constant_is_the_runs_default():
     from runner.config import RunConfig
 
     assert RunConfig().seed == settings.SEED == 13
+
+
+def test_a_derived_schema_pickles_by_reference_and_a_fresh_process_derives_it_again(tmp_path):
+    """Hydra's launchers (submitit, Slurm, Ray) send the composed config to a job process,
+    which has derived nothing yet: the schema type must arrive with its fields."""
+    import pickle
+    import subprocess
+    import sys
+
+    conf = derive("runner.data.ragtruth.load_ragtruth")
+    assert pickle.loads(pickle.dumps(conf)) is conf
+    (tmp_path / "conf.pkl").write_bytes(pickle.dumps(conf))
+    probe = (
+        "import dataclasses, pickle, sys; "
+        "conf = pickle.load(open(sys.argv[1], 'rb')); "
+        "print(conf.__name__, [f.name for f in dataclasses.fields(conf)][:2])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path / "conf.pkl")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip() == "RagtruthConf ['_target_', 'split']"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import collections.abc
 import enum
+import functools
 import importlib
 import inspect
 import types
@@ -239,6 +240,23 @@ def schema_name(target: Any) -> str:
     return f"{name}Conf"
 
 
+DERIVED_PREFIX = "derived__"
+"""Derived schemas are attributes of this module under ``derived__<path, dots as __>``."""
+
+
+def __getattr__(name: str) -> type:
+    """A derived schema by its attribute name (`derive` sets it as the class's qualname).
+
+    Why: a composed config holds its nodes' schema types, and pickling it (Hydra's launchers
+    send the config to a job process: submitit, Slurm, Ray) stores each type by reference.
+    The job process has not derived anything yet, so the reference derives it here.
+    """
+    if name.startswith(DERIVED_PREFIX):
+        return derive(name.removeprefix(DERIVED_PREFIX).replace("__", "."))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@functools.cache
 def derive(path: str) -> type:
     """The structured config of the part or record `path` names; its one source of truth.
 
@@ -266,6 +284,7 @@ def derive(path: str) -> type:
         namespace["__post_init__"] = _post_init(check)
     conf = make_dataclass(schema_name(target), specs, namespace=namespace)
     conf.__module__ = __name__
+    conf.__qualname__ = DERIVED_PREFIX + path.replace(".", "__")  # importable: `__getattr__`
     conf.__doc__ = f"`{path}`'s settings (derived from its signature: `runner.settings.derive`)."
     return conf
 

@@ -388,7 +388,7 @@ def test_real_factcheck_bench_calibration(tmp_path, data_dir):
     )
     data = instantiate(composed.dataset, _convert_="all")
     params = OmegaConf.to_object(
-        OmegaConf.merge(OmegaConf.structured(hc.Params), composed.study.params)
+        OmegaConf.merge(OmegaConf.structured(hc.Params), composed.study.get("params", {}))
     )
     result = hc.HriCalibration().run(build_inputs(composed, data), params)
     got = cell_map(result.cells_frame())
