@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import yaml
 from hydra import compose, initialize_config_dir
-from hydra.core.config_store import ConfigStore
 from hydra.core.global_hydra import GlobalHydra
 
+from runner.config import register_configs
 from runner.errors import ConfigError
-from runner.hri.config import HRIConf, load_hri_config, validate_weights
+from runner.hri.config import load_hri_config, validate_weights
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 
@@ -127,8 +127,7 @@ def test_missing_hri_group_says_how_to_add_it():
 
 
 def _compose(overrides: list[str]):
-    cs = ConfigStore.instance()
-    cs.store(group="hri", name="hri_schema", node=HRIConf)
+    register_configs()  # the schema the HRI YAML names (runner.hri.config.HRIConf)
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         return compose(overrides=overrides)

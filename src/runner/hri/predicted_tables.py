@@ -158,6 +158,34 @@ def verdict_record(verdict: Any) -> dict[str, Any]:
     return record
 
 
+def judge_records(
+    judges: dict[str, Any],
+    answers: dict[str, list[Any]],
+    responses: list[Response],
+    owner: np.ndarray,
+    judged: list[int],
+) -> tuple[dict[str, np.ndarray], dict[str, list[dict]], dict[str, dict]]:
+    """Per judge: its labels of the `judged` claims, its verdict records (keyed by claim) and
+    its runtime record (calls, tokens, cache hits, seconds, abstentions)."""
+    labels: dict[str, np.ndarray] = {}
+    verdicts: dict[str, list[dict]] = {}
+    runtime: dict[str, dict] = {}
+    for name, judge in judges.items():
+        got = answers[name]
+        labels[name] = np.array([v.label for v in got], dtype=object)
+        verdicts[name] = [
+            {"claim": claim_key(responses, owner, i), **verdict_record(v)}
+            for i, v in zip(judged, got, strict=True)
+        ]
+        runtime[name] = {
+            **judge.describe(),
+            **judge.stats.to_dict(),  # model calls, tokens, cache hits
+            "seconds": round(float(sum(v.seconds for v in got)), 3),
+            "abstained": int(sum(v.abstained for v in got)),
+        }
+    return labels, verdicts, runtime
+
+
 def claims_json(
     responses: list[Response], owner: np.ndarray, systems: dict[str, tuple[np.ndarray, np.ndarray]]
 ) -> dict[str, dict[str, str]]:

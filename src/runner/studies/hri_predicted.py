@@ -161,8 +161,6 @@ class HriPredicted(Study, name="hri_predicted", params=Params, titles=TITLES, pa
                 "computed_seconds": round(out.computed_seconds, 3),
             }
             result.tags["s1_weights"] = det.weights_tag()
-        judge_labels: dict[str, np.ndarray] = {}
-        verdicts: dict[str, list[dict]] = {}
         # The claim study's answer cache: answers keyed by model hash, prompt and decoding are
         # shared with it (and with earlier runs of this study); memory only without a cache dir.
         # The judges take turns claim by claim (`judge_units`), so setups of one model share
@@ -176,22 +174,11 @@ class HriPredicted(Study, name="hri_predicted", params=Params, titles=TITLES, pa
             }
         )
         answers = judge_units(judges, units, progress, cache)
-        for name, judge in judges.items():
-            got = answers[name]
-            judge_labels[name] = np.array([v.label for v in got], dtype=object)
-            verdicts[name] = [
-                {
-                    "claim": predicted_tables.claim_key(responses, owner, i),
-                    **predicted_tables.verdict_record(v),
-                }
-                for i, v in zip(judged, got, strict=True)
-            ]
-            runtime.setdefault("judges", {})[name] = {
-                **judge.describe(),
-                **judge.stats.to_dict(),  # model calls, tokens, cache hits
-                "seconds": round(float(sum(v.seconds for v in got)), 3),
-                "abstained": int(sum(v.abstained for v in got)),
-            }
+        judge_labels, verdicts, judge_runtime = predicted_tables.judge_records(
+            judges, answers, responses, owner, judged
+        )
+        if judge_runtime:
+            runtime["judges"] = judge_runtime
         systems = system_labels(s1, judge_labels, judged)
         log.info(
             "hri_predicted: %d responses (%d judged), %d claims (%d judged), %d systems",
