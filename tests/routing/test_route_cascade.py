@@ -140,3 +140,58 @@ def test_the_cascade_in_batches_sends_the_same_rows_and_decides_them_alike(contr
     )
     summary = json.loads((batched.output_dir / "summary.json").read_text())
     assert summary["cascade"]["rows_sent_to_verifier"] == int((a["decision"] == "verify").sum())
+
+
+@pytest.mark.parametrize(
+    ("suffix", "batch_rows"), [(".jsonl", 1000), (".jsonl", 7), (".csv", 1000)]
+)
+def test_a_limit_cuts_rows_before_the_gate_and_the_verifier_see_them(
+    contract, tmp_path, monkeypatch, suffix, batch_rows
+):
+    """``dataset.limit=L``: only the first L rows reach the gate and the verifier, in one
+    batch or several (JSONL streams) and when the file is loaded whole (CSV); the cascade
+    counts, shares and ms/example are those of the L routed rows."""
+    root, rows, with_detector = contract
+    whole = pd.read_parquet(route(root, rows, *with_detector).output_dir / "decisions.parquet")
+    verify_at = np.flatnonzero(whole["decision"].to_numpy() == "verify")
+    assert verify_at.size >= 4  # the file's band leaves verify rows after the cut
+    limit = int(verify_at[verify_at.size // 2])  # half the band lies after the limit-th row
+    data = rows
+    if suffix == ".csv":
+        data = tmp_path / "rows.csv"
+        pd.read_json(rows, lines=True, dtype=False).to_csv(data, index=False)
+
+    from runner.routing import stream
+
+    seen_by_gate: list[int] = []
+    route_frame = stream.route_frame
+
+    def counting(model, frame, *args, **kwargs):
+        seen_by_gate.append(len(frame))
+        return route_frame(model, frame, *args, **kwargs)
+
+    monkeypatch.setattr(stream, "route_frame", counting)
+    cut = route(
+        root, data, *with_detector, f"dataset.limit={limit}", f"routing.batch_rows={batch_rows}"
+    )
+    assert sum(seen_by_gate) == limit
+
+    decisions = pd.read_parquet(cut.output_dir / "decisions.parquet")
+    assert decisions["id"].astype(str).tolist() == whole["id"].astype(str).head(limit).tolist()
+    band = int((decisions["decision"] == "verify").sum())
+    assert band == verify_at.size // 2
+    summary = json.loads((cut.output_dir / "summary.json").read_text())
+    cascade = summary["cascade"]
+    assert cascade["rows_sent_to_verifier"] == cascade["verify_rows"] == band
+    assert summary["rows"]["routed"] == limit
+    gate_ms = cut.result.runtime["gate_ms_per_example"]
+    assert cascade["cascade_ms_per_example"] == pytest.approx(
+        gate_ms + band / limit * cascade["verifier_ms_per_verified_row"]
+    )
+    cells = cut.result.cells_frame().set_index(["table", "row", "column"])["value"]
+    assert cells[("final", "sent to verifier", "rows")] == band
+    assert cells[("final", "sent to verifier", "share")] == pytest.approx(band / limit)
+    client = mlflow.MlflowClient(tracking_uri=f"sqlite:///{root / 'mlflow.db'}")
+    metrics = client.get_run(cut.mlflow_run_id).data.metrics
+    assert metrics["runtime/cascade/rows_sent_to_verifier"] == band
+    assert metrics["final/sent to verifier/share"] == pytest.approx(band / limit)

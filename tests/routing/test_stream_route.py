@@ -164,14 +164,60 @@ def test_an_id_repeated_in_a_later_batch_is_named_or_listed_as_the_whole_file_do
     shard = pd.read_parquet(data / "part-00002.parquet")
     shard.loc[shard.index[5], "id"] = "t7"  # first seen in batch 0, row 7
     shard.to_parquet(data / "part-00002.parquet", index=False)
-    with pytest.raises(DataError, match=r"part-00002.parquet.*row 5.*'id'.*duplicate id 't7'"):
+    first = data / "part-00000.parquet"
+    with pytest.raises(DataError) as raised:
         route(artifacts, data, "routing.batch_rows=50")
+    assert str(raised.value) == (
+        f"file {data / 'part-00002.parquet'}, row 5 (id 't7'), field 'id': duplicate id 't7' "
+        f"(first at row 7 of {first})"
+    )
     skipping = route(artifacts, data, "routing.batch_rows=50", "dataset.skip_invalid=true")
     skipped = pd.read_parquet(skipping.output_dir / "skipped.parquet")
     assert skipped[["row", "id", "field", "reason"]].to_dict("records") == [
-        {"row": "5", "id": "t7", "field": "id", "reason": "duplicate id 't7' (first at row 7)"}
+        {
+            "row": "5",
+            "id": "t7",
+            "field": "id",
+            "reason": f"duplicate id 't7' (first at row 7 of {first})",
+        }
     ]
     assert len(decisions(skipping)) == 299
+
+
+def test_an_id_in_two_shards_is_one_line_naming_both_shards_rows_and_the_id(artifacts, tmp_path):
+    """From the CLI: exit 2, one ``error:`` line with both files, both rows and the id; a
+    repeat within one file (in a later batch) names its row only, as one file's loader."""
+    data = traffic(tmp_path / "traffic", 200, shard_rows=100)
+    later = pd.read_parquet(data / "part-00001.parquet")
+    later.loc[later.index[0], "id"] = "t0"  # row 0 of both shards
+    later.loc[later.index[60], "id"] = "t110"  # row 10 of this shard, another batch
+    later.to_parquet(data / "part-00001.parquet", index=False)
+    env = {**os.environ, "RUNNER_ARTIFACTS_DIR": str(artifacts), "PYTHONPATH": str(ROOT / "src")}
+    work = tmp_path / "work"
+    cli = [sys.executable, "-m", "runner", "experiment=route", f"dataset.path={data}", URI]
+    done = subprocess.run(
+        [*cli, "routing.batch_rows=50", f"routing.work_dir={work}"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2, done.stderr[-2000:]
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [
+        f"error: file {data / 'part-00001.parquet'}, row 0 (id 't0'), field 'id': "
+        f"duplicate id 't0' (first at row 0 of {data / 'part-00000.parquet'})"
+    ]
+    skipping = route(artifacts, data, "routing.batch_rows=50", "dataset.skip_invalid=true")
+    reasons = pd.read_parquet(skipping.output_dir / "skipped.parquet")[["row", "id", "reason"]]
+    assert reasons.to_dict("records") == [
+        {
+            "row": "0",
+            "id": "t0",
+            "reason": f"duplicate id 't0' (first at row 0 of {data / 'part-00000.parquet'})",
+        },
+        {"row": "60", "id": "t110", "reason": "duplicate id 't110' (first at row 10)"},
+    ]
 
 
 def test_a_limit_counts_valid_rows_across_batches(artifacts, tmp_path):

@@ -252,12 +252,19 @@ def map_records(
     return out, kept_rows
 
 
-def duplicate_reason(ident: str, first: int | str, present: set[str]) -> str:
-    """Why a row whose id was already seen (at row `first`) is not routed twice."""
+def duplicate_reason(
+    ident: str, first: int | str, present: set[str], first_file: str | None = None
+) -> str:
+    """Why a row whose id was already seen (at row `first`) is not routed twice.
+
+    `first_file` names the file of the first occurrence when it is another file than the
+    repeated row's (a folder of shards): a row number alone would point into the wrong one.
+    """
+    at = f"row {first}" if first_file is None else f"row {first} of {first_file}"
     if "id" in present:
-        return f"duplicate id {ident!r} (first at row {first})"
+        return f"duplicate id {ident!r} (first at {at})"
     return (
-        f"same question, context and answer as row {first} (ids are generated "
+        f"same question, context and answer as {at} (ids are generated "
         "from the content; add an id column to keep both)"
     )
 

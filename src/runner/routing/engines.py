@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from runner.errors import ConfigError
-from runner.routing.stream import BatchRouter, RoutedBatch
+from runner.routing.stream import BatchRouter, RoutedBatch, StreamDriver
 
 # what a Ray worker needs of the driver's environment (Ray workers do not inherit it)
 WORKER_ENV = (
@@ -33,14 +33,22 @@ WORKER_ENV = (
 
 
 def route_local(
-    router_args: dict[str, Any], pending: list[int], model: Any = None
+    router_args: dict[str, Any], driver: StreamDriver, pending: list[int], model: Any = None
 ) -> Iterator[RoutedBatch]:
-    """Route `pending` batches in this process, in order, with the run's loaded `model`."""
+    """Route `pending` batches in this process, in order, with the run's loaded `model`.
+
+    Each batch is admitted by `driver` (repeats, ``limit``) when it is read, after the
+    batch before it is stored, and only its admitted rows are routed.
+    """
     if not pending:
         return
     router = BatchRouter(**router_args, model=model)
     for index in pending:
-        yield router(index)
+        batch = router.read(index)
+        admission = driver.admit(batch)
+        yield router.route(admission.apply(batch), admission.last)
+        if admission.last:
+            return
 
 
 def ray_address(setting: str | None) -> str:
@@ -96,22 +104,39 @@ class _RayRouter:
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
         indices = [int(i) for i in batch["index"]]
-        payloads = [pickle.dumps(self.router(i), protocol=5) for i in indices]
+        admissions = [pickle.loads(a) for a in batch["admission"]]
+        payloads = [
+            pickle.dumps(self.router(i, a), protocol=5)
+            for i, a in zip(indices, admissions, strict=True)
+        ]
         return {"index": indices, "payload": payloads}
 
 
 def route_on_ray(
-    router_args: dict[str, Any], pending: list[int], workers: int
+    router_args: dict[str, Any], driver: StreamDriver, pending: list[int], workers: int
 ) -> Iterator[RoutedBatch]:
-    """Route `pending` batches as Ray Data tasks on `workers` actors, yielded in order."""
+    """Route `pending` batches as Ray Data tasks on `workers` actors, yielded in order.
+
+    The driving process first reads the batches in order and admits them (`driver`:
+    repeats, ``limit``), so a worker routes only admitted rows and no batch after the
+    limit is routed; this reads the input once more than the local engine does.
+    """
     if not pending:
         return
+    admissions = []
+    for index in pending:
+        admissions.append(driver.admit(driver.stream.read(driver.specs[index])))
+        if admissions[-1].last:
+            break
     import ray.data
 
     context = ray.data.DataContext.get_current()
     context.execution_options.preserve_order = True
     context.enable_progress_bars = False
-    items = ray.data.from_items([{"index": i} for i in pending], override_num_blocks=len(pending))
+    items = ray.data.from_items(
+        [{"index": a.index, "admission": pickle.dumps(a, protocol=5)} for a in admissions],
+        override_num_blocks=len(admissions),
+    )
     routed = items.map_batches(
         _RayRouter,
         fn_constructor_kwargs={"router_args": router_args},

@@ -8,6 +8,11 @@ process: an id seen in an earlier batch is a duplicate, ``limit`` counts valid r
 the audit draw (`runner.routing.route.audit_sample`) is made once every batch is in, over
 the positions of all accepted rows, so the same ids are marked whatever the batch size.
 
+Repeats and ``limit`` are settled before a batch is routed (`StreamDriver.admit`): a row
+after the limit or an id already routed never reaches the gate or the verifier, so the
+rows sent to the verifier, its share and every ms/example are those of the routed rows
+(the in-memory loader cuts at ``limit`` before any work too).
+
 Finished batches are shards of a `WorkFolder`; `runner.routing.stream_report` counts over
 them and writes ``decisions.parquet`` from them, one shard at a time.
 """
@@ -38,13 +43,43 @@ HIDDEN = ("_row", "_label", "_task")
 
 @dataclass
 class RoutedBatch:
-    """One routed batch: decisions (no ``audit`` yet), skipped rows and what it cost."""
+    """One routed batch: decisions (no ``audit`` yet), skipped rows and what it cost;
+    ``last`` when ``limit`` ends the stream with it."""
 
     index: int
     decisions: pd.DataFrame
     skipped: list[dict]
     gate_seconds: float
     verifier: dict[str, float] | None = None
+    last: bool = False
+
+
+@dataclass(frozen=True)
+class Admission:
+    """What of one read batch is routed (`StreamDriver.admit`).
+
+    Attributes
+    ----------
+    index : int
+        The batch.
+    keep : ndarray of int
+        Positions in the batch's frame of the rows to route, in order.
+    skipped : list of dict
+        The batch's problems: the loader's, before the limit, and the repeated ids.
+    last : bool
+        The limit is reached in this batch: no later batch is read.
+    """
+
+    index: int
+    keep: np.ndarray
+    skipped: list[dict]
+    last: bool = False
+
+    def apply(self, batch: Any) -> Any:
+        """`batch` with only the admitted rows and the admission's problems."""
+        frame = batch.frame.iloc[self.keep].reset_index(drop=True)
+        rows = [batch.rows[i] for i in self.keep]
+        return type(batch)(batch.spec, frame, rows, list(self.skipped))
 
 
 def route_frame(
@@ -137,9 +172,16 @@ class BatchRouter:
         self.on_unseen_source = on_unseen_source
         self.verifier, self.verifier_name, self.threshold = verifier, verifier_name, threshold
 
-    def __call__(self, index: int) -> RoutedBatch:
-        """Read, map and route batch `index`."""
-        batch = self.stream.read(self.specs[index])
+    def read(self, index: int) -> Any:
+        """Read and map batch `index` (a `runner.data.rag_stream.Batch`)."""
+        return self.stream.read(self.specs[index])
+
+    def __call__(self, index: int, admission: Admission) -> RoutedBatch:
+        """Read batch `index` and route the rows `admission` admits (a Ray worker)."""
+        return self.route(admission.apply(self.read(index)), admission.last)
+
+    def route(self, batch: Any, last: bool = False) -> RoutedBatch:
+        """Route an admitted batch: only its rows reach the gate and the verifier."""
         decisions, gate_seconds, cost = route_frame(
             self.model,
             batch.frame,
@@ -157,12 +199,12 @@ class BatchRouter:
             else np.full(len(frame), -1, dtype=np.int64)
         )
         decisions["_task"] = frame["task"].astype(str).to_numpy(dtype=object)
-        return RoutedBatch(index, decisions, batch.skipped, gate_seconds, cost)
+        return RoutedBatch(batch.spec.index, decisions, batch.skipped, gate_seconds, cost, last)
 
 
 @dataclass
 class StreamDriver:
-    """Takes routed batches in input order and keeps what crosses batches (see module doc).
+    """Admits batches in input order, stores them routed, keeps what crosses batches.
 
     Parameters
     ----------
@@ -177,16 +219,22 @@ class StreamDriver:
         The file's column holding ids (named in a duplicate's problem).
     ids_from_file : bool
         Whether ids come from the file (else from the content), for the duplicate reason.
+    stream : the stream, optional
+        Re-read to find where a repeated id was first seen when that batch is admitted but
+        not routed yet (the Ray engine admits every batch before routing any).
     """
 
-    work: WorkFolder
+    work: WorkFolder | None
     specs: list[Any]
     limit: int | None = None
     skip_invalid: bool = False
     id_field: str = "id"
     ids_from_file: bool = True
+    stream: Any = None
     routed: int = 0
+    full: bool = False
     _seen: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
+    _admitted: dict[int, Admission] = field(default_factory=dict)
 
     def resume(self) -> list[int]:
         """Load the finished prefix of batches; return the indices still to route."""
@@ -202,57 +250,82 @@ class StreamDriver:
             self.routed += len(ids)
         return [s.index for s in self.specs if s.index >= prefix]
 
+    def admit(self, batch: Any) -> Admission:
+        """Which rows of `batch` (read, not routed; the next in order) are routed.
+
+        A row whose id an earlier batch admitted is a problem of this row (raised, or
+        listed with ``skip_invalid``); the rows after the limit-th valid row are not
+        routed, and their problems are not reported, as the in-memory loader never reads
+        them. Call in input order, once per batch.
+        """
+        if self.full:
+            raise RuntimeError("StreamDriver.admit after the limit was reached")
+        ids = batch.frame["example_id"].astype(str).to_numpy(dtype=object)
+        rows = np.asarray(batch.rows, dtype=np.int64)
+        keep, repeats = self._drop_repeats(batch.spec.index, ids, rows)
+        skipped = list(batch.skipped) + repeats
+        last = self.limit is not None and self.routed + keep.size >= self.limit
+        if last:
+            keep = keep[: self.limit - self.routed]
+            last_row = int(rows[keep[-1]]) if keep.size else -1
+            skipped = [p for p in skipped if not isinstance(p["row"], int) or p["row"] < last_row]
+        skipped.sort(key=lambda p: p["row"] if isinstance(p["row"], int) else -1)
+        self._remember(pd.Series(ids[keep]))
+        self.routed += keep.size
+        self.full = bool(last)
+        admission = Admission(batch.spec.index, keep, skipped, bool(last))
+        if self.stream is not None:
+            self._admitted[admission.index] = admission
+        return admission
+
     def take(self, batch: RoutedBatch) -> bool:
         """Store one routed batch (the next in order); False once ``limit`` is reached."""
-        decisions, skipped = batch.decisions, list(batch.skipped)
-        decisions, skipped = self._drop_repeats(batch.index, decisions, skipped)
-        full = self.limit is not None and self.routed + len(decisions) >= self.limit
-        if full:
-            # as the in-memory loader: rows after the limit-th valid row are never read
-            keep = self.limit - self.routed
-            last_row = int(decisions["_row"].iloc[keep - 1])
-            decisions = decisions.iloc[:keep].reset_index(drop=True)
-            skipped = [p for p in skipped if not isinstance(p["row"], int) or p["row"] < last_row]
-        self._remember(decisions["id"])
-        self.routed += len(decisions)
         record = {
-            "rows": len(decisions),
-            "skipped": skipped,
+            "rows": len(batch.decisions),
+            "skipped": batch.skipped,
             "gate_seconds": batch.gate_seconds,
             "verifier": batch.verifier,
         }
-        self.work.write(batch.index, decisions, record)
-        if full:
+        self.work.write(batch.index, batch.decisions, record)
+        self._admitted.pop(batch.index, None)
+        if batch.last:
             self.work.finish(batch.index)
-        return not full
+        return not batch.last
 
     def _remember(self, ids: pd.Series) -> None:
         hashes = pd.util.hash_array(ids.astype(str).to_numpy(dtype=object))
         self._seen = np.union1d(self._seen, hashes)
 
     def _drop_repeats(
-        self, index: int, decisions: pd.DataFrame, skipped: list[dict]
-    ) -> tuple[pd.DataFrame, list[dict]]:
-        """Rows whose id an earlier batch routed: a problem of this (the later) row."""
-        if not len(decisions) or not len(self._seen):
-            return decisions, skipped
-        ids = decisions["id"].astype(str).to_numpy(dtype=object)
+        self, index: int, ids: np.ndarray, rows: np.ndarray
+    ) -> tuple[np.ndarray, list[dict]]:
+        """Positions to keep, and the problems of rows whose id an earlier batch admitted
+        (a problem of the later row)."""
+        everything = np.arange(ids.size)
+        if not ids.size or not len(self._seen):
+            return everything, []
         hits = np.flatnonzero(np.isin(pd.util.hash_array(ids), self._seen))
         if not hits.size:
-            return decisions, skipped
+            return everything, []
         first = self._first_rows({str(ids[i]) for i in hits}, index)
         spec = self.specs[index]
-        repeats = []
+        repeats, problems = [], []
         for i in hits:
             ident = str(ids[i])
             if ident not in first:
                 continue  # a hash collision, not a repeated id
-            row = int(decisions["_row"].iloc[i])
-            reason = duplicate_reason(ident, first[ident], {"id"} if self.ids_from_file else set())
+            row = int(rows[i])
+            first_file, first_row = first[ident]
+            reason = duplicate_reason(
+                ident,
+                first_row,
+                {"id"} if self.ids_from_file else set(),
+                first_file if first_file != spec.file else None,
+            )
             if not self.skip_invalid:
                 raise DataError(reason, file=spec.file, row=row, field=self.id_field, ident=ident)
             log.warning("skipping %s row %s (id %r): %s", spec.file, row, ident, reason)
-            skipped.append(
+            problems.append(
                 {
                     "file": spec.file,
                     "row": row,
@@ -262,27 +335,32 @@ class StreamDriver:
                 }
             )
             repeats.append(i)
-        skipped.sort(key=lambda p: p["row"] if isinstance(p["row"], int) else -1)
-        keep = np.ones(len(decisions), dtype=bool)
+        keep = np.ones(ids.size, dtype=bool)
         keep[repeats] = False
-        return decisions[keep].reset_index(drop=True), skipped
+        return np.flatnonzero(keep), problems
 
-    def _first_rows(self, wanted: set[str], before: int) -> dict[str, int]:
-        """Row of each wanted id's first occurrence in batches before `before` (exact)."""
-        found: dict[str, int] = {}
-        done = self.work.done
+    def _first_rows(self, wanted: set[str], before: int) -> dict[str, tuple[str, int]]:
+        """File and row of each wanted id's first occurrence in batches before `before`
+        (exact): the file matters when the batches are a folder's shards."""
+        found: dict[str, tuple[str, int]] = {}
+        done = self.work.done if self.work is not None else {}
         for index in range(before):
-            if index not in done:
+            if index in done:
+                shard = self.work.read(index, ["id", "_row"])
+                ids, rows = shard["id"].astype(str), shard["_row"].to_numpy()
+            elif index in self._admitted:
+                admitted = self._admitted[index].apply(self.stream.read(self.specs[index]))
+                ids, rows = admitted.frame["example_id"].astype(str), admitted.rows
+            else:
                 continue
-            shard = self.work.read(index, ["id", "_row"])
-            hit = shard[shard["id"].astype(str).isin(wanted - set(found))]
-            for ident, row in zip(hit["id"].astype(str), hit["_row"], strict=True):
-                found.setdefault(ident, int(row))
+            hit = np.flatnonzero(ids.isin(wanted - set(found)).to_numpy())
+            for i in hit:
+                found.setdefault(ids.iloc[i], (self.specs[index].file, int(rows[i])))
         return found
 
 
 def drive(driver: StreamDriver, results: Iterable[RoutedBatch], progress: Any = None) -> None:
-    """Feed routed batches (in order) to `driver` until the stream or ``limit`` ends."""
+    """Store routed batches (in order) with `driver` until the stream or ``limit`` ends."""
     last = None
     for batch in results:
         last = batch.index
@@ -296,16 +374,22 @@ def drive(driver: StreamDriver, results: Iterable[RoutedBatch], progress: Any = 
 
 
 def unseen_before_routing(
-    stream: Any, specs: list[Any], training_sources: list[str]
+    stream: Any, specs: list[Any], training_sources: list[str], admit: StreamDriver
 ) -> dict[str, int]:
-    """Rows per unseen source over the whole input, read before any batch is routed.
+    """Rows per unseen source over the rows the run would route, read before any is routed.
 
     Why a pass of its own: ``on_unseen_source=error`` must stop before any row is routed,
     as the whole-file route did; the sources are only known once every batch is read.
+    `admit` (a `StreamDriver` without a work folder) drops repeated ids and stops at
+    ``limit`` as the run will, so a row the run would not route is not counted.
     """
     seen: Counter[str] = Counter()
     known = set(training_sources)
     for spec in specs:
-        sources = stream.read(spec).frame["source"].astype(str)
+        batch = stream.read(spec)
+        admission = admit.admit(batch)
+        sources = batch.frame["source"].astype(str).to_numpy(dtype=object)[admission.keep]
         seen.update(s for s in sources.tolist() if s not in known)
+        if admission.last:
+            break
     return dict(sorted(seen.items()))

@@ -111,27 +111,28 @@ class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
             "verifier_name": routing.verifier,
             "threshold": threshold,
         }
+        admission = {
+            "limit": rows_in.limit,
+            "skip_invalid": rows_in.skip_invalid,
+            "id_field": getattr(rows_in, "columns", {}).get("id", "id"),
+            "ids_from_file": rows_in.ids == "from the file",
+            "stream": rows_in,
+        }
         if routing.on_unseen_source == "error":
-            unseen = stream.unseen_before_routing(rows_in, specs, training_sources)
+            scratch = stream.StreamDriver(None, specs, **admission)
+            unseen = stream.unseen_before_routing(rows_in, specs, training_sources, scratch)
             route.handle_unseen(unseen, "error", training_sources, where)
         work = WorkFolder(
             work_root(routing.work_dir, inputs.cache_dir),
             work_key(rows_in, model, routing, verifier),
             len(specs),
         )
-        driver = stream.StreamDriver(
-            work,
-            specs,
-            limit=rows_in.limit,
-            skip_invalid=rows_in.skip_invalid,
-            id_field=getattr(rows_in, "columns", {}).get("id", "id"),
-            ids_from_file=rows_in.ids == "from the file",
-        )
+        driver = stream.StreamDriver(work, specs, **admission)
         pending = driver.resume()
         results = (
-            engines.route_on_ray(router_args, pending, routing.ray_workers)
+            engines.route_on_ray(router_args, driver, pending, routing.ray_workers)
             if routing.engine == "ray"
-            else engines.route_local(router_args, pending, model)
+            else engines.route_local(router_args, driver, pending, model)
         )
         with _progress(inputs.progress, len(pending)) as bar:
             stream.drive(driver, results, bar)
