@@ -6,13 +6,17 @@ resampling the fixture's rows with new ids, as Parquet shards.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +29,7 @@ from runner.data.rag_file import load_rag_file
 from runner.data.ragtruth import load_ragtruth
 from runner.errors import DataError
 from runner.reporting.outputs import write_parquet
+from runner.routing import engines
 from runner.routing.registry import load_routed_model
 from runner.routing.route import audit_sample
 from runner.routing.stream import route_frame
@@ -245,6 +250,25 @@ def test_unseen_sources_under_error_stop_before_any_batch_is_routed(artifacts, t
     assert not list(work.glob("*/batch-*.parquet"))
 
 
+def test_an_unseen_source_after_the_limit_neither_stops_nor_counts(artifacts, tmp_path):
+    """``dataset.limit`` cuts before the first pass of ``on_unseen_source=error`` too: a row
+    the run will not route (after the limit) is not held against it, as the loader does."""
+    data = traffic(tmp_path / "traffic", 200, shard_rows=100)
+    shard = pd.read_parquet(data / "part-00001.parquet")
+    shard.loc[shard.index[-1], "source"] = "web_chat"
+    shard.to_parquet(data / "part-00001.parquet", index=False)
+    routed = route(
+        artifacts,
+        data,
+        "routing.batch_rows=50",
+        "routing.on_unseen_source=error",
+        "dataset.limit=150",
+    )
+    assert list(decisions(routed)["id"]) == [f"t{i}" for i in range(150)]
+    summary = json.loads((routed.output_dir / "summary.json").read_text())
+    assert summary["unseen_sources"] == {}
+
+
 @pytest.fixture(scope="module")
 def ray_head(artifacts):
     """A Ray head on 127.0.0.1 (as `make services` starts one), stopped by its PID."""
@@ -309,6 +333,39 @@ def test_ray_routes_the_same_batches_to_the_same_bytes(artifacts, ray_head, tmp_
     assert runtime["stream"]["engine"] == "ray" and runtime["stream"]["batches"] == 8
 
 
+def test_ray_settles_repeats_and_the_limit_as_the_local_engine_does(
+    artifacts, ray_head, tmp_path, monkeypatch
+):
+    """On Ray the driving process admits the batches before the workers route them: the
+    same rows routed, the same repeated id skipped (named with its first shard), the same
+    bytes."""
+    monkeypatch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    monkeypatch.setenv("PYTHONPATH", str(ROOT / "src") + os.pathsep + str(ROOT))
+    data = traffic(tmp_path / "traffic", 400, shard_rows=200)
+    later = pd.read_parquet(data / "part-00001.parquet")
+    later.loc[later.index[3], "id"] = "t5"  # first in part-00000, row 5
+    later.to_parquet(data / "part-00001.parquet", index=False)
+    settings = ("routing.batch_rows=50", "dataset.skip_invalid=true", "dataset.limit=260")
+    local = route(artifacts, data, *settings, f"routing.work_dir={tmp_path / 'a'}")
+    on_ray = route(
+        artifacts,
+        data,
+        *settings,
+        "routing.engine=ray",
+        f"routing.ray_address={ray_head}",
+        "routing.ray_workers=2",
+        f"routing.work_dir={tmp_path / 'b'}",
+    )
+    for name in ("decisions.parquet", "skipped.parquet"):
+        assert (on_ray.output_dir / name).read_bytes() == (local.output_dir / name).read_bytes()
+    routed = decisions(on_ray)
+    assert len(routed) == 260 and "t5" in set(routed["id"]) and routed["id"].is_unique
+    skipped = pd.read_parquet(on_ray.output_dir / "skipped.parquet")
+    assert skipped["reason"].tolist() == [
+        f"duplicate id 't5' (first at row 5 of {data / 'part-00000.parquet'})"
+    ]
+
+
 def test_an_unreachable_cluster_is_one_error_and_exit_2_before_any_row_is_read(artifacts, tmp_path):
     work = tmp_path / "work"
     env = {**os.environ, "RUNNER_ARTIFACTS_DIR": str(artifacts), "PYTHONPATH": str(ROOT / "src")}
@@ -338,6 +395,73 @@ def test_an_unreachable_cluster_is_one_error_and_exit_2_before_any_row_is_read(a
         "Connection refused); start one (`make services`, or `ray start --head`) or fix "
         "RAY_ADDRESS / routing.ray_address"
     ]
+    assert not work.exists()
+
+
+@contextlib.contextmanager
+def black_hole() -> Iterator[tuple[str, list[socket.socket]]]:
+    """A port on 127.0.0.1 that accepts every connection and never sends a byte."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.1)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                accepted.append(server.accept()[0])
+            except TimeoutError:
+                continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.getsockname()[1]}", accepted
+    finally:
+        stop.set()
+        thread.join()
+        for conn in accepted:
+            conn.close()
+        server.close()
+
+
+def test_a_cluster_address_that_never_answers_fails_in_seconds_with_one_line(tmp_path):
+    """Ray's own connect retries a silent GCS for minutes, warning all along; the address
+    is probed first (connect and gRPC handshake, `engines.CONNECT_TIMEOUT_S`)."""
+    work = tmp_path / "work"
+    env = {**os.environ, "RUNNER_ARTIFACTS_DIR": str(tmp_path), "PYTHONPATH": str(ROOT / "src")}
+    env.pop("RAY_ADDRESS", None)
+    with black_hole() as (address, accepted):
+        start = time.perf_counter()
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "runner",
+                "experiment=route",
+                f"dataset.path={FIXTURE}",
+                URI,
+                "routing.engine=ray",
+                f"routing.ray_address={address}",
+                f"routing.work_dir={work}",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=150,
+        )
+        took = time.perf_counter() - start
+        assert accepted  # the address was reached: it is the silence that fails
+    assert done.returncode == 2, done.stderr[-2000:]
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [
+        f"error: routing.engine=ray: {address} accepts connections but does not answer as a "
+        f"Ray cluster (no gRPC handshake within {engines.CONNECT_TIMEOUT_S:g} s); start one "
+        "(`make services`, or `ray start --head`) or fix RAY_ADDRESS / routing.ray_address"
+    ]
+    assert "GCS" not in done.stderr  # none of Ray's connect warnings
+    # the CLI's start-up (compose, imports) is most of it; Ray alone took minutes
+    assert took < 60 + engines.CONNECT_TIMEOUT_S
     assert not work.exists()
 
 

@@ -63,19 +63,60 @@ def ray_address(setting: str | None) -> str:
     return address
 
 
+CONNECT_TIMEOUT_S = 3.0
+"""How long the cluster at ``routing.ray_address`` has to accept a connection and answer
+gRPC's handshake (`probe`) before the run stops."""
+
+
+def probe(address: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """Raise `ConfigError` unless something at `address` answers as a gRPC server in time.
+
+    Why before ``ray.init``: Ray 2.60 retries a silent GCS for minutes (20 tries of about
+    40 s, three console warnings each: 834 s and 60 warnings measured here against a port
+    that accepts and never answers; it also rewrites 127.0.0.1 to this machine's address),
+    and shortening that would mean tuning Ray's internal ``RAY_*`` settings process-wide.
+    The GCS (and a ``ray://`` client server) is a gRPC server, so a TCP connect and the
+    HTTP/2 handshake gRPC opens every channel with (``grpc.channel_ready_future``) tell,
+    within `timeout`, a closed port (refused at once) and a port that accepts and never
+    answers (timed out) from a cluster, before Ray is touched.
+    """
+    target = address.removeprefix("ray://")
+    host, _, port = target.rpartition(":")
+    fix = (
+        "start one (`make services`, or `ray start --head`) or fix RAY_ADDRESS / "
+        "routing.ray_address"
+    )
+    if not port.isdigit():
+        raise ConfigError(
+            f"routing.engine=ray: {address!r} is not HOST:PORT (e.g. 127.0.0.1:6379); fix "
+            "RAY_ADDRESS / routing.ray_address"
+        )
+    try:
+        where = (host.strip("[]") or "127.0.0.1", int(port))  # [::1]:6379 is IPv6
+        socket.create_connection(where, timeout=timeout).close()
+    except OSError as exc:
+        raise ConfigError(
+            f"routing.engine=ray: no Ray cluster answers at {address} ({exc}); {fix}"
+        ) from None
+    import grpc
+
+    channel = grpc.insecure_channel(target)
+    try:
+        grpc.channel_ready_future(channel).result(timeout=timeout)
+    except grpc.FutureTimeoutError:
+        raise ConfigError(
+            f"routing.engine=ray: {address} accepts connections but does not answer as a Ray "
+            f"cluster (no gRPC handshake within {timeout:g} s); {fix}"
+        ) from None
+    finally:
+        channel.close()
+
+
 def connect(setting: str | None) -> str:
     """Join the cluster before any row is read; a clear `ConfigError` when it is not there."""
     address = ray_address(setting)
-    host, _, port = address.rpartition(":")
-    if address != "auto" and not address.startswith("ray://"):
-        try:
-            socket.create_connection((host or "127.0.0.1", int(port)), timeout=5).close()
-        except (OSError, ValueError) as exc:
-            raise ConfigError(
-                f"routing.engine=ray: no Ray cluster answers at {address} ({exc}); start one "
-                "(`make services`, or `ray start --head`) or fix RAY_ADDRESS / "
-                "routing.ray_address"
-            ) from None
+    if address != "auto":
+        probe(address)
     import ray
 
     if ray.is_initialized():
