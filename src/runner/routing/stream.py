@@ -264,12 +264,13 @@ class StreamDriver:
         rows = np.asarray(batch.rows, dtype=np.int64)
         keep, repeats = self._drop_repeats(batch.spec.index, ids, rows)
         skipped = list(batch.skipped) + repeats
+        if repeats:  # else the loader's order, as the in-memory route lists them
+            skipped.sort(key=lambda p: p["row"] if isinstance(p["row"], int) else -1)
         last = self.limit is not None and self.routed + keep.size >= self.limit
         if last:
             keep = keep[: self.limit - self.routed]
             last_row = int(rows[keep[-1]]) if keep.size else -1
             skipped = [p for p in skipped if not isinstance(p["row"], int) or p["row"] < last_row]
-        skipped.sort(key=lambda p: p["row"] if isinstance(p["row"], int) else -1)
         self._remember(pd.Series(ids[keep]))
         self.routed += keep.size
         self.full = bool(last)
