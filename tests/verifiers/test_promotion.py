@@ -57,7 +57,9 @@ def test_the_rows_fingerprint_changes_with_any_row_label_or_text():
         (0.5, 0.5, None, CANDIDATE_ALIAS, "does not beat the answer-length baseline's 0.5000"),
         (0.7, 0.5, Champion("3", 0.7, "recorded"), CANDIDATE_ALIAS,
          "does not beat @champion (version 3, recorded) 0.7000"),
-        (0.55, 0.6, Champion("3", 0.5, "scored"), CANDIDATE_ALIAS, "baseline"),
+        (0.55, 0.6, Champion("3", 0.5, "scored"), CANDIDATE_ALIAS, "baseline's 0.6000 on"),
+        (0.55, 0.6, Champion("3", 0.9, "recorded"), CANDIDATE_ALIAS,
+         "baseline's 0.6000 nor @champion (version 3, recorded) 0.9000"),
         (float("nan"), 0.5, None, CANDIDATE_ALIAS, "hold one class"),
     ],
 )  # fmt: skip

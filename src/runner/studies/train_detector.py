@@ -239,7 +239,12 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
         promotion = self._promotion(inputs, detector, settings, val_rows, done.best_dir, key)
         card["promotion"] = promotion.to_dict()
         write_detector_card(done.best_dir, card)
-        return self._result(inputs, detector, card, done, threshold, train_rows, promotion)
+        result = self._result(inputs, detector, card, done, threshold, train_rows, promotion)
+        result.extra["validation_rows.json"] = {
+            "example_ids": val_rows["example_id"].astype(str).tolist(),
+            "sha256": promotion.validation_rows_sha256,
+        }  # the rows every AP of the promotion decision was measured on, in order
+        return result
 
     def _promotion(self, inputs, detector, settings, val_rows, best_dir, key) -> Promotion:
         """Which alias the new weights get and why (`runner.verifiers.promotion`)."""

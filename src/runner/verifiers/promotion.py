@@ -188,16 +188,15 @@ def decide(
             f"not promoted to @{alias}: validation AP is undefined (the {rows} validation rows "
             f"hold one class); registered as @{CANDIDATE_ALIAS}"
         )
+    beaten_by = []
     if not ap > baseline_ap:
-        return CANDIDATE_ALIAS, (
-            f"not promoted to @{alias}: validation AP {ap:.4f} does not beat the answer-length "
-            f"baseline's {baseline_ap:.4f} {where}; registered as @{CANDIDATE_ALIAS}"
-        )
+        beaten_by.append(f"the answer-length baseline's {baseline_ap:.4f}")
     if champion is not None and not ap > champion.ap:
+        beaten_by.append(f"@{alias} (version {champion.version}, {champion.how}) {champion.ap:.4f}")
+    if beaten_by:
         return CANDIDATE_ALIAS, (
-            f"not promoted to @{alias}: validation AP {ap:.4f} does not beat @{alias} "
-            f"(version {champion.version}, {champion.how}) {champion.ap:.4f} {where}; "
-            f"registered as @{CANDIDATE_ALIAS}"
+            f"not promoted to @{alias}: validation AP {ap:.4f} does not beat "
+            f"{' nor '.join(beaten_by)} {where}; registered as @{CANDIDATE_ALIAS}"
         )
     than = f" and @{alias} (version {champion.version}) {champion.ap:.4f}" if champion else ""
     return alias, (
