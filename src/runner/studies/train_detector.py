@@ -162,12 +162,6 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
         train_rows = _sample(train_part, conf.max_examples, settings.seed, 2)
         val_rows = _sample(val_part, conf.val_max_examples, settings.seed, 3)
         source = resolve_source(backbone_folder(detector.backbone))
-        tokenizer = AutoTokenizer.from_pretrained(source)
-        torch.manual_seed(settings.seed)
-        model = AutoModelForTokenClassification.from_pretrained(source, num_labels=2)
-        if detector.freeze_embeddings:
-            for p in model.base_model.embeddings.parameters():
-                p.requires_grad_(False)
         backbone_sha = folder_sha256(source)
         key = plan_key(
             {
@@ -184,7 +178,13 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
                 "train_detector needs paths.cache_dir (or study.params.checkpoint_dir)"
             )
         out_dir = Path(root) / "detector_training" / key
-        check_training_folder(out_dir)
+        check_training_folder(out_dir)  # an earlier attempt's files, before any loading
+        tokenizer = AutoTokenizer.from_pretrained(source)
+        torch.manual_seed(settings.seed)
+        model = AutoModelForTokenClassification.from_pretrained(source, num_labels=2)
+        if detector.freeze_embeddings:
+            for p in model.base_model.embeddings.parameters():
+                p.requires_grad_(False)
         log.info(
             "training %s on %d rows (validation %d rows, %d groups held out); checkpoints in %s",
             detector.backbone, len(train_rows), len(val_rows),

@@ -509,6 +509,7 @@ def train(
 
 def _unreadable(path: Path, out_dir: Path, exc: BaseException) -> ConfigError:
     detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    detail = detail.split(". ")[0].rstrip(".")  # torch appends paragraphs of advice
     return ConfigError(
         f"{path} cannot be read (truncated or corrupt: {detail}); to start this training "
         f"over, delete the folder {out_dir}"
