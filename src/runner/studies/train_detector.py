@@ -193,7 +193,6 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
         train_data = label_segments(tokenizer, rule, train_rows)
         val_data = label_segments(tokenizer, rule, val_rows)
         done = train(model, tokenizer, train_data, val_data, settings, out_dir, inputs.progress)
-        check_training_folder(out_dir)
         best = AutoModelForTokenClassification.from_pretrained(done.best_dir)
         probs = predict_token_probs(
             best, val_data, tokenizer.pad_token_id, "cpu", settings.eval_batch_size
