@@ -47,6 +47,8 @@ class ModelSpec:
 
     `runner.tracking.publish` logs it as an MLflow pyfunc model, registers it as a new
     version of `name`, points `alias` at that version and tags the version with `tags`.
+    With `version` set (a rerun that produced a version already registered) nothing new is
+    logged: `alias` is pointed at that version.
     """
 
     python_model: Any
@@ -57,6 +59,7 @@ class ModelSpec:
     tags: dict[str, str] = field(default_factory=dict)
     artifacts: dict[str, str] | None = None  # name -> local path, shipped with the model
     signature: Any = None  # an MLflow ModelSignature (None: MLflow infers one)
+    version: str | None = None  # an already registered version to reuse (no new version)
 
 
 @dataclass(frozen=True)

@@ -438,6 +438,8 @@ def register_model(
     client = mlflow.MlflowClient(tracking_uri=uri, registry_uri=uri)
     # resuming a run needs its experiment active, whatever this process set before
     mlflow.set_experiment(experiment_id=client.get_run(run_id).info.experiment_id)
+    if spec.version is not None:
+        return _reuse_version(client, spec, run_id, uri, output_dir)
     with mlflow.start_run(run_id=run_id):
         info = mlflow.pyfunc.log_model(
             name="model",
@@ -465,6 +467,29 @@ def register_model(
         path = Path(output_dir) / "registered_model.json"
         path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
     log.info("registered %s version %s as @%s", spec.name, model_version, spec.alias)
+    return record
+
+
+def _reuse_version(
+    client: Any, spec: ModelSpec, run_id: str, uri: str, output_dir: Path
+) -> dict[str, Any]:
+    """Point `spec.alias` at the registered `spec.version` instead of logging a duplicate."""
+    version = str(spec.version)
+    client.set_registered_model_alias(spec.name, spec.alias, version)
+    client.set_model_version_tag(spec.name, version, "last_rerun", run_id)
+    record = {
+        "name": spec.name,
+        "version": version,
+        "alias": spec.alias,
+        "uri": f"models:/{spec.name}@{spec.alias}",
+        "version_uri": f"models:/{spec.name}/{version}",
+        "run_id": run_id,
+        "tracking_uri": uri,
+        "reused": True,
+    }
+    path = Path(output_dir) / "registered_model.json"
+    path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+    log.info("kept %s version %s (no new version) as @%s", spec.name, version, spec.alias)
     return record
 
 

@@ -43,9 +43,15 @@ TRAIN = (
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
+    """The tiny model trained and registered; then pointed at by @champion by hand, as a
+    user promotes a candidate: a few steps of a random BERT need not beat the length
+    baseline (the promotion rule: test_train_detector_guards.py), and the studies below
+    need a champion to load."""
     root = tmp_path_factory.mktemp("train_detector")
     tiny = save_tiny_detector(root / "tiny", seed=5)
     out = experiment(root, "train_detector", f"detector.backbone={tiny}", *TRAIN)
+    client = mlflow.MlflowClient(tracking_uri=f"sqlite:///{root / 'mlflow.db'}")
+    client.set_registered_model_alias("ragtruth_detector", "champion", "1")
     return root, tiny, out
 
 
@@ -62,7 +68,8 @@ def test_training_registers_a_detector_with_its_card(trained):
     assert len(card["backbone_sha256"]) == 64
     assert all(len(v) == 64 for v in card["training"]["data_sha256"].values())
     record = json.loads((run_dir / "registered_model.json").read_text())
-    assert record["uri"] == URI and record["version"] == "1"
+    assert record["version"] == "1" and record["alias"] == card["promotion"]["alias"]
+    assert record["uri"] == f"models:/ragtruth_detector@{record['alias']}"
     client = mlflow.MlflowClient(tracking_uri=f"sqlite:///{root / 'mlflow.db'}")
     version = client.get_model_version_by_alias("ragtruth_detector", "champion")
     history = client.get_metric_history(version.run_id, "series/train_loss")
@@ -100,7 +107,8 @@ def test_a_rerun_resumes_from_the_checkpoint_instead_of_starting_over(trained):
     card = json.loads((_run_dir(root, "train_detector") / "detector.json").read_text())
     assert card["training"]["resumed_from_step"] == card["training"]["steps_done"]
     record = json.loads((_run_dir(root, "train_detector") / "registered_model.json").read_text())
-    assert record["version"] == "2"
+    assert record["version"] == "1" and record["reused"] is True  # the same weights: no copy
+    assert record["alias"] == "champion"  # the champion it reproduced stays champion
 
 
 def test_route_sends_the_verify_band_to_the_registered_detector(trained):

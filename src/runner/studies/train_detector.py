@@ -18,6 +18,7 @@ import json
 import logging
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -31,14 +32,26 @@ from runner.verifiers import (
     INPUT_FIELDS,
     DetectorConf,
     DetectorModel,
+    Promotion,
     TrainConf,
+    alias_version,
+    answer_length_ap,
     backbone_folder,
+    champion_on,
+    check_tokenizer_present,
+    check_training_folder,
+    check_weights_present,
     choose_threshold,
+    decide,
+    existing_version,
     folder_sha256,
     label_segments,
     predict_token_probs,
+    resolve_device,
+    rows_fingerprint,
     signature,
     train,
+    verifier_ap,
     write_detector_card,
 )
 
@@ -101,16 +114,37 @@ def plan_key(parts: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def check_training_data(data: Any) -> None:
+    """The loaded data can train a token detector: it has answer spans and is not a test
+    split. Checked first thing after the load, before a tokenizer or weights are read."""
+    if "spans" not in data.frame.columns:
+        raise ConfigError(
+            f"experiment=train_detector needs span labels (which characters of an answer are "
+            f"unsupported); data set {data.name!r} has only a response label: train on "
+            f"RAGTruth (the default, or dataset=ragtruth_jsonl dataset.path=DIR "
+            f"dataset.split=train)"
+        )
+    if str((data.info or {}).get("split")) == "test":
+        raise ConfigError(
+            f"experiment=train_detector never trains on a test split: data set {data.name!r} "
+            f"was loaded with split=test; set dataset.split=train"
+        )
+
+
 class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
     """Fine-tune a token classifier on answer spans; keep the best; register it."""
 
     def check(self, inputs: Inputs, params: Params) -> None:
-        """The detector and train groups are set and valid, before any data is read."""
+        """The detector and train groups are set and valid, the device exists and the
+        backbone folder holds weights and a tokenizer, before any data is read."""
         detector: DetectorConf = inputs.require("detector")
         conf: TrainConf = inputs.require("train")
         detector.input_rule()
-        conf.settings()
-        backbone_folder(detector.backbone)
+        resolve_device(conf.settings().device)
+        folder = backbone_folder(detector.backbone)
+        if Path(folder).is_dir():
+            check_weights_present(folder, "detector.backbone")
+            check_tokenizer_present(folder, "detector.backbone")
 
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
         """Split, tokenise, train (resumable), choose the threshold, hand over the model."""
@@ -122,17 +156,12 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
         detector: DetectorConf = inputs.require("detector")
         conf: TrainConf = inputs.require("train")
         data = inputs.require("data")
+        check_training_data(data)
         rule, settings = detector.input_rule(), conf.settings()
         train_part, val_part = grouped_split(data.frame, conf.val_share, settings.seed)
         train_rows = _sample(train_part, conf.max_examples, settings.seed, 2)
         val_rows = _sample(val_part, conf.val_max_examples, settings.seed, 3)
         source = resolve_source(backbone_folder(detector.backbone))
-        tokenizer = AutoTokenizer.from_pretrained(source)
-        torch.manual_seed(settings.seed)
-        model = AutoModelForTokenClassification.from_pretrained(source, num_labels=2)
-        if detector.freeze_embeddings:
-            for p in model.base_model.embeddings.parameters():
-                p.requires_grad_(False)
         backbone_sha = folder_sha256(source)
         key = plan_key(
             {
@@ -149,6 +178,13 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
                 "train_detector needs paths.cache_dir (or study.params.checkpoint_dir)"
             )
         out_dir = Path(root) / "detector_training" / key
+        check_training_folder(out_dir)  # an earlier attempt's files, before any loading
+        tokenizer = AutoTokenizer.from_pretrained(source)
+        torch.manual_seed(settings.seed)
+        model = AutoModelForTokenClassification.from_pretrained(source, num_labels=2)
+        if detector.freeze_embeddings:
+            for p in model.base_model.embeddings.parameters():
+                p.requires_grad_(False)
         log.info(
             "training %s on %d rows (validation %d rows, %d groups held out); checkpoints in %s",
             detector.backbone, len(train_rows), len(val_rows),
@@ -185,6 +221,8 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
                 "steps_done": done.steps_done,
                 "steps_planned": done.steps_planned,
                 "stopped_by": done.stopped_by,
+                "cut_by_time_budget": done.stopped_by == "time_budget",
+                "time_budget_min": settings.time_budget_min,
                 "train_seconds": done.train_seconds,
                 "resumed_from_step": done.resumed_from,
                 "freeze_embeddings": detector.freeze_embeddings,
@@ -196,10 +234,51 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
                 "validation": val_data.segments.stats.to_dict(),
             },
         }
+        write_detector_card(done.best_dir, card)  # the verifier scoring it reads the rule
+        promotion = self._promotion(inputs, detector, settings, val_rows, done.best_dir, key)
+        card["promotion"] = promotion.to_dict()
         write_detector_card(done.best_dir, card)
-        return self._result(inputs, detector, card, done, threshold, train_rows)
+        result = self._result(inputs, detector, card, done, threshold, train_rows, promotion)
+        result.extra["validation_rows.json"] = {
+            "example_ids": val_rows["example_id"].astype(str).tolist(),
+            "sha256": promotion.validation_rows_sha256,
+        }  # the rows every AP of the promotion decision was measured on, in order
+        return result
 
-    def _result(self, inputs, detector, card, done, threshold, train_rows) -> StudyResult:
+    def _promotion(self, inputs, detector, settings, val_rows, best_dir, key) -> Promotion:
+        """Which alias the new weights get and why (`runner.verifiers.promotion`)."""
+        rows_sha = rows_fingerprint(val_rows)
+        ap = verifier_ap(str(best_dir), val_rows, settings.threads)
+        baseline = answer_length_ap(val_rows)
+        store = inputs.tracking
+        champion, reused = None, None
+        if store is not None and store.enabled and store.uri:
+            weights = sha256_file(Path(best_dir) / "model.safetensors")
+            reused = existing_version(store.uri, detector.model_name, key, weights)
+            current = alias_version(store.uri, detector.model_name, detector.alias)
+            if reused is not None:
+                log.info(
+                    "rerun of a finished training: version %s of %s has the same plan_key %s "
+                    "and weights sha256; reused, no new version registered",
+                    reused, detector.model_name, key,
+                )  # fmt: skip
+            if reused is not None and reused == current:
+                alias = detector.alias
+                reason = f"@{alias} stays version {reused}: this run reproduced it"
+            else:
+                champion = champion_on(
+                    store.uri, detector.model_name, detector.alias, val_rows, rows_sha,
+                    settings.threads,
+                )  # fmt: skip
+                alias, reason = decide(ap, baseline, champion, len(val_rows), detector.alias)
+        else:
+            alias, reason = decide(ap, baseline, None, len(val_rows), detector.alias)
+        (log.info if alias == detector.alias else log.warning)("%s", reason)
+        return Promotion(alias, reason, ap, baseline, len(val_rows), rows_sha, champion, reused)
+
+    def _result(
+        self, inputs, detector, card, done, threshold, train_rows, promotion
+    ) -> StudyResult:
         result = StudyResult(titles=dict(TITLES))
         training = card["training"]
         row = Path(detector.backbone).name or detector.backbone  # a path's folder name
@@ -230,20 +309,38 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
             result.series[f"validation_{name}"] = [
                 (e["step"], e[name]) for e in done.evaluations if np.isfinite(e[name])
             ]
+        champion_ap = promotion.champion.ap if promotion.champion else None
+        for label, value in (("ap", promotion.validation_ap),
+                             ("answer_length_ap", promotion.baseline_ap),
+                             ("champion_ap", champion_ap)):  # fmt: skip
+            finite = value is not None and np.isfinite(value)
+            result.add("validation", "promotion", label, value if finite else None)
         result.extra["detector.json"] = card
         result.extra["evaluations.json"] = done.evaluations
-        result.tags = {"backbone": detector.backbone, "stopped_by": done.stopped_by}
+        result.tags = {
+            "backbone": detector.backbone,
+            "stopped_by": done.stopped_by,
+            "cut_by_time_budget": str(done.stopped_by == "time_budget").lower(),
+            "promotion_alias": promotion.alias,
+            "promotion": promotion.reason,
+        }
         if inputs.tracking is not None and inputs.tracking.enabled:
             example = train_rows[list(INPUT_FIELDS)].head(2).reset_index(drop=True)
             result.model = ModelSpec(
                 python_model=DetectorModel(),
                 name=detector.model_name,
-                alias=detector.alias,
+                alias=promotion.alias,
                 metadata=card,
                 input_example=example,
-                tags={"backbone": detector.backbone, "plan_key": training["plan_key"]},
+                tags={
+                    "backbone": detector.backbone,
+                    "plan_key": training["plan_key"],
+                    "weights_sha256": sha256_file(Path(done.best_dir) / "model.safetensors"),
+                    "validation_rows_sha256": promotion.validation_rows_sha256,
+                },
                 artifacts={ARTIFACT: str(done.best_dir)},
                 signature=signature(),
+                version=promotion.reused_version,
             )
         else:
             log.info("tracking is off: the model is in %s, not registered", done.best_dir)

@@ -11,13 +11,16 @@ from typing import Any
 from runner.lazy_exports import on_first_use
 from runner.verifiers.base import FRAME_COLUMNS, Verifier
 from runner.verifiers.build import build_verifier
+from runner.verifiers.checkpoint_check import check_tokenizer_present, check_weights_present
 from runner.verifiers.deberta_nli import DebertaNLIVerifier
 from runner.verifiers.detector_config import DetectorConf, TrainConf, backbone_folder
 from runner.verifiers.detector_training import (
+    check_training_folder,
     choose_threshold,
     label_segments,
     predict_token_probs,
     read_detector_card,
+    resolve_device,
     train,
     write_detector_card,
 )
@@ -27,6 +30,17 @@ from runner.verifiers.fingerprint import folder_sha256
 from runner.verifiers.hhem import HHEM_TEMPLATE, HHEMVerifier
 from runner.verifiers.lettuce_detect import LettuceDetectVerifier, TokenScores
 from runner.verifiers.loading import ModelNotAvailableError, resolve_source, use_registry
+from runner.verifiers.promotion import (
+    CANDIDATE_ALIAS,
+    Promotion,
+    alias_version,
+    answer_length_ap,
+    champion_on,
+    decide,
+    existing_version,
+    rows_fingerprint,
+    verifier_ap,
+)
 from runner.verifiers.runtime import measure_verifier, score_in_chunks, time_scoring, timing_sample
 from runner.verifiers.token_labels import gold_spans, span_overlap_counts
 
@@ -43,6 +57,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "ARTIFACT",
+    "CANDIDATE_ALIAS",
     "FRAME_COLUMNS",
     "HHEM_TEMPLATE",
     "INPUT_FIELDS",
@@ -53,20 +68,31 @@ __all__ = [
     "HHEMVerifier",
     "LettuceDetectVerifier",
     "ModelNotAvailableError",
+    "Promotion",
     "TokenScores",
     "TrainConf",
     "TruncationStats",
     "Verifier",
+    "alias_version",
+    "answer_length_ap",
     "backbone_folder",
     "build_verifier",
+    "champion_on",
+    "check_tokenizer_present",
+    "check_training_folder",
+    "check_weights_present",
     "choose_threshold",
+    "decide",
+    "existing_version",
     "folder_sha256",
     "gold_spans",
     "label_segments",
     "measure_verifier",
     "predict_token_probs",
     "read_detector_card",
+    "resolve_device",
     "resolve_source",
+    "rows_fingerprint",
     "score_in_chunks",
     "select_evidence",
     "signature",
@@ -76,5 +102,6 @@ __all__ = [
     "top_k_sentences",
     "train",
     "use_registry",
+    "verifier_ap",
     "write_detector_card",
 ]

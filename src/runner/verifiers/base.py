@@ -29,6 +29,7 @@ from sklearn.base import BaseEstimator, clone
 
 from runner.errors import ConfigError, DataError
 from runner.settings import SEED, settings_class
+from runner.verifiers.checkpoint_check import check_verifier_folder
 from runner.verifiers.encoding import Encoded, TruncationStats, length_sorted_batches, pad
 from runner.verifiers.evidence import check_policy, select_evidence
 from runner.verifiers.loading import (
@@ -216,10 +217,13 @@ class Verifier(BaseEstimator):
 
     def check_sources(self) -> None:
         """Find the model files pretrained weights need (a missing one fails here, saying how
-        to bring it); random weights need none. Touches the disk: ask it once, before work."""
+        to bring it; a local folder without weights or without this verifier's trained head
+        is refused: `runner.verifiers.checkpoint_check`); random weights need none. Touches
+        the disk: ask it once, before work."""
         if self.weights != "pretrained":
             return
-        resolve_source(self.model, self.revision)
+        source = resolve_source(self.model, self.revision)
+        check_verifier_folder(self._model_class(), source, f"{self.kind}: model")
         if self.tokenizer:
             resolve_source(self.tokenizer)
 

@@ -52,6 +52,26 @@ DetectorConf.__doc__ = """What is trained: the backbone, its input rule (the fie
 is registered."""
 
 
+DEFAULT_RUN_MINUTES = 43.7
+"""Wall time of the default training run (8,000 rows, one epoch) measured on this project's
+2-core CPU machine (docs/detector.md)."""
+
+TIME_CAP_MINUTES = round(5 * DEFAULT_RUN_MINUTES, 1)
+"""Default ``train.time_budget_min`` (218.5): a safety cap, 5x `DEFAULT_RUN_MINUTES`, so the
+default run stops by its steps (the same command gives the same model on a machine several
+times slower); a run it cuts short says so (console WARNING, MLflow, ``detector.json``)."""
+
+
+def _check_rows(self: Any) -> None:
+    """Row counts are positive or null (all rows): 0 would train on nothing."""
+    from runner.errors import ConfigError
+
+    for name in ("max_examples", "val_max_examples"):
+        value = getattr(self, name)
+        if value is not None and (isinstance(value, bool) or int(value) < 1):
+            raise ConfigError(f"train.{name} must be >= 1 or null (all rows), got {value}")
+
+
 TrainConf = make_dataclass(
     "TrainConf",
     [
@@ -59,10 +79,10 @@ TrainConf = make_dataclass(
         ("val_share", float, field(default=0.1)),
         ("val_max_examples", Optional[int], field(default=600)),
         # the optimisation settings, declared once in TrainSettings; a training run here
-        # takes a larger learning rate and a 45-minute budget
-        *fields_of(TrainSettings, lr=1e-4, time_budget_min=45.0),
+        # takes a larger learning rate, and a time budget that is only a safety cap
+        *fields_of(TrainSettings, lr=1e-4, time_budget_min=TIME_CAP_MINUTES),
     ],
-    namespace={"settings": _settings},
+    namespace={"settings": _settings, "__post_init__": _check_rows},
 )
 TrainConf.__module__ = __name__
 TrainConf.__doc__ = """How the detector is trained (`TrainSettings`' fields) and on which rows."""

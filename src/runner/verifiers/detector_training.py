@@ -388,8 +388,9 @@ def train(
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _schedule(total, warmup))
     step, elapsed, history, evaluations, best = 0, 0.0, [], [], None
     resumed_from = None
+    check_training_folder(out_dir)
     if (ckpt / "state.pt").is_file():
-        state = torch.load(ckpt / "state.pt", weights_only=False)
+        state = _read_state(ckpt / "state.pt", out_dir)
         if state["plan"] != plan:
             raise ConfigError(
                 f"{ckpt} holds a checkpoint of another training plan; use a new output "
@@ -486,6 +487,12 @@ def train(
                                "interrupted", elapsed, settings, resumed_from)  # fmt: skip
             if budget is not None and elapsed >= budget and step < total:
                 stopped_by = "time_budget"
+                log.warning(
+                    "train.time_budget_min=%g cut training short at step %d of %d: the kept "
+                    "weights depend on this machine's speed (raise train.time_budget_min, or "
+                    "lower train.max_examples, to stop by steps)",
+                    settings.time_budget_min, step, total,
+                )  # fmt: skip
                 break
         if stopped_by == "time_budget":
             if not evaluations or evaluations[-1]["step"] != step:
@@ -498,6 +505,54 @@ def train(
         save_checkpoint()
     return _result(best_dir, best, history, evaluations, step, total, stopped_by, elapsed,
                    settings, resumed_from)  # fmt: skip
+
+
+def _unreadable(path: Path, out_dir: Path, exc: BaseException) -> ConfigError:
+    detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    detail = detail.split(". ")[0].rstrip(".")  # torch appends paragraphs of advice
+    return ConfigError(
+        f"{path} cannot be read (truncated or corrupt: {detail}); to start this training "
+        f"over, delete the folder {out_dir}"
+    )
+
+
+def _read_state(path: Path, out_dir: Path) -> dict:
+    """A checkpoint's state, or one line naming the file when it cannot be read."""
+    import torch
+
+    try:
+        state = torch.load(path, weights_only=False)
+        missing = [k for k in ("plan", "model", "optimizer", "step", "best") if k not in state]
+    except Exception as exc:  # truncated zip, foreign pickle, ...: all one answer
+        raise _unreadable(path, out_dir, exc) from None
+    if missing:
+        raise _unreadable(path, out_dir, KeyError(f"no {', '.join(missing)}"))
+    return state
+
+
+def check_training_folder(out_dir: Path) -> None:
+    """What an earlier attempt left in `out_dir` can be read, before any work is spent.
+
+    The kept weights (``best/model.safetensors``) and the resumable state
+    (``checkpoint/state.pt``): a file a full disk or a copy cut short left truncated is one
+    line naming it and the folder to delete to start over, not a traceback after hours.
+    """
+    out_dir = Path(out_dir)
+    best_dir = out_dir / "best"
+    if best_dir.is_dir():
+        from safetensors import SafetensorError
+        from safetensors.torch import load_file
+
+        path = best_dir / "model.safetensors"
+        if not path.is_file():
+            raise _unreadable(path, out_dir, FileNotFoundError("the file is missing"))
+        try:
+            load_file(str(path))
+        except (SafetensorError, OSError, ValueError) as exc:
+            raise _unreadable(path, out_dir, exc) from None
+    state = out_dir / "checkpoint" / "state.pt"
+    if state.is_file():
+        _read_state(state, out_dir)
 
 
 def _result(best_dir, best, history, evaluations, step, total, stopped_by, elapsed, settings,

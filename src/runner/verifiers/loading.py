@@ -22,6 +22,7 @@ from typing import Any
 from runner.env import hub_offline
 from runner.errors import ConfigError, RunnerError
 from runner.verifiers.architecture import build_config, build_random_model, load_architecture
+from runner.verifiers.checkpoint_check import refuse_headless
 from runner.verifiers.int8_setting import int8_range_setting
 from runner.verifiers.tokenizer_training import cached_tokenizer
 
@@ -290,11 +291,26 @@ def load_pretrained(
     Returns
     -------
     LoadedModel
+
+    Raises
+    ------
+    ConfigError
+        The checkpoint lacks the head of `model_class` (transformers would initialise it
+        at random and only warn): `runner.verifiers.checkpoint_check`.
     """
     source = resolve_source(model, revision)
     tok_source = resolve_source(tokenizer, revision) if tokenizer else source
-    loaded = model_class.from_pretrained(
-        source, revision=revision, trust_remote_code=False, local_files_only=hub_offline(), **kwargs
+    loaded, info = model_class.from_pretrained(
+        source,
+        revision=revision,
+        trust_remote_code=False,
+        local_files_only=hub_offline(),
+        output_loading_info=True,
+        **kwargs,
+    )
+    prefix = f"{loaded.base_model_prefix}."
+    refuse_headless(
+        source, sorted(k for k in info["missing_keys"] if not k.startswith(prefix)), "model"
     )
     tok = load_tokenizer(tok_source, revision if tok_source == source else None)
     commit = getattr(loaded.config, "_commit_hash", None)
