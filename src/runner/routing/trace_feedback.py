@@ -16,15 +16,15 @@ feedback assessments
 all with source ``CODE`` / ``ragscope:<model>/<version>``. The current answer of a name is
 the newest valid runner assessment of that name on the trace, whatever the model version
 (`runner.data.route_answer`, the rule the audit reads by too). A rerun compares its
-answer with it: the same value, rationale and metadata (the routing run id aside) leave it
-("left"); anything else, a new model version included, is logged as a new assessment that
-*overrides* it (MLflow's ``overrides`` relation, what ``mlflow.override_feedback`` logs:
-the old one is kept, marked invalid) ("updated"); a trace without one gets its first
-("added"). An audit mark belongs to the routing run that drew it: a run re-marks its own
-sample (an earlier run's mark on the same trace is superseded, so each run's marks stay
-readable by its run id, `runner.data.trace_audit`) and supersedes with ``False`` an
-earlier mark on a trace it routed but did not draw. Traces a run did not route keep
-their answers.
+answer with it: the same value, rationale and metadata (the routing run id and the model
+URI, an alias or number of the same version, aside) leave it ("left"); anything else, a
+new model version included, is logged as a new assessment that *overrides* it (MLflow's
+``overrides`` relation, what ``mlflow.override_feedback`` logs: the old one is kept,
+marked invalid) ("updated"); a trace without one gets its first ("added"). An audit mark
+belongs to the routing run that drew it: a run re-marks its own sample (an earlier run's
+mark on the same trace is superseded, so each run's marks stay readable by its run id,
+`runner.data.trace_audit`) and supersedes with ``False`` an earlier mark on a trace it
+routed but did not draw. Traces a run did not route keep their answers.
 
 Writing is all or nothing: every trace must still be in the store before the first write,
 and a write that fails deletes what this run wrote (``delete_assessment`` of an
@@ -53,22 +53,25 @@ log = logging.getLogger(__name__)
 RISK, DECISION, AUDIT = "ragscope_risk", "ragscope_decision", "ragscope_audit"
 NAMES = (RISK, DECISION, AUDIT)
 ACTIONS = ("added", "updated", "left")
+NOT_SAID = frozenset({RUN_KEY, "model_uri"})
+"""Metadata that is not part of an answer: who wrote it, and by which URI (an alias or a
+version number) the same model version was asked for."""
 
 
 @dataclass(frozen=True)
 class Answer:
-    """One assessment's content: what a rerun compares, apart from the routing run id."""
+    """One assessment's content: what a rerun compares (`NOT_SAID` aside)."""
 
     value: Any
     rationale: str
     metadata: dict[str, str]
 
     def same_as(self, assessment: Any, source_id: str) -> bool:
-        """True when `assessment` says exactly this (same source; the run id aside)."""
+        """True when `assessment` says exactly this (same source; `NOT_SAID` aside)."""
         if getattr(assessment.source, "source_id", None) != source_id:
             return False
-        theirs = {k: v for k, v in (assessment.metadata or {}).items() if k != RUN_KEY}
-        ours = {k: v for k, v in self.metadata.items() if k != RUN_KEY}
+        theirs = {k: v for k, v in (assessment.metadata or {}).items() if k not in NOT_SAID}
+        ours = {k: v for k, v in self.metadata.items() if k not in NOT_SAID}
         value = assessment.value
         return (
             type(value) is type(self.value)
