@@ -69,11 +69,8 @@ def counts(summary: dict, name: str) -> tuple[int, int, int]:
 def test_a_rerun_that_changes_decisions_supersedes_them_on_every_trace(store):  # noqa: F811
     ids = traces(4)
     first = feedback(store, ids, ["accept", "verify", "review", "accept"]).write("run-1")
-    assert counts(first, "ragscope_decision") == (4, 0, 0)
     # the same model version, a setting that sends everything to review
     again = feedback(store, ids, ["review"] * 4).write("run-2")
-    assert counts(again, "ragscope_decision") == (0, 3, 1)
-    assert counts(again, "ragscope_risk") == (0, 0, 4)  # the same risks stay as they are
     for trace_id in ids:
         decision = only(store, trace_id, "ragscope_decision")
         assert decision.value == "review"
@@ -83,6 +80,9 @@ def test_a_rerun_that_changes_decisions_supersedes_them_on_every_trace(store):  
         else:  # the earlier answer is kept, marked invalid, overridden by this run's
             assert decision.metadata["routing_run_id"] == "run-2"
             assert [a.assessment_id for a in superseded] == [decision.overrides]
+    assert counts(first, "ragscope_decision") == (4, 0, 0)
+    assert counts(again, "ragscope_decision") == (0, 3, 1)
+    assert counts(again, "ragscope_risk") == (0, 0, 4)  # the same risks stay as they are
     unchanged = feedback(store, ids, ["review"] * 4).write("run-3")
     assert [counts(unchanged, n) for n in NAMES] == [(0, 0, 4)] * 3
 
@@ -91,12 +91,12 @@ def test_a_new_model_version_supersedes_the_answers_of_the_old_one(store):  # no
     ids = traces(3)
     feedback(store, ids, ["accept", "verify", "review"]).write("run-1")
     summary = feedback(store, ids, ["accept", "verify", "review"], version="2").write("run-2")
-    assert counts(summary, "ragscope_decision") == counts(summary, "ragscope_risk") == (0, 3, 0)
     for trace_id in ids:
         for name in ("ragscope_risk", "ragscope_decision"):
             answer = only(store, trace_id, name)
             assert answer.source.source_id == "ragscope:gate/2"
             assert answer.metadata["model_version"] == "2"
+    assert counts(summary, "ragscope_decision") == counts(summary, "ragscope_risk") == (0, 3, 0)
 
 
 def test_audit_marks_belong_to_one_routing_run_and_the_audit_reads_one_run(store):  # noqa: F811
@@ -105,8 +105,6 @@ def test_audit_marks_belong_to_one_routing_run_and_the_audit_reads_one_run(store
     feedback(store, ids, accept, audit=[True, True, False, False, False, False]).write("run-1")
     second = feedback(store, ids, accept, audit=[False, True, True, True, False, False])
     summary = second.write("run-2")
-    # run-2 marks its three (one re-marked from run-1) and unmarks run-1's other trace
-    assert counts(summary, "ragscope_audit") == (2, 2, 2) and summary["audit_marks"] == 3
     marked = [t for t in ids if only_mark(store, t)]
     assert marked == ids[1:4]
     assert {only(store, t, "ragscope_audit").metadata["routing_run_id"] for t in marked} == {
@@ -114,6 +112,8 @@ def test_audit_marks_belong_to_one_routing_run_and_the_audit_reads_one_run(store
     }
     unmarked = only(store, ids[0], "ragscope_audit")
     assert unmarked.value is False and unmarked.metadata["routing_run_id"] == "run-2"
+    # run-2 marks its three (one re-marked from run-1) and unmarks run-1's other trace
+    assert counts(summary, "ragscope_audit") == (2, 2, 2) and summary["audit_marks"] == 3
 
     reviewer = AssessmentSource(source_type="HUMAN", source_id="reviewer@team")
     for k, trace_id in enumerate(ids):
@@ -153,12 +153,11 @@ def test_a_rerun_over_fewer_traces_leaves_the_others_as_they_were(store):  # noq
     ids = traces(4)
     feedback(store, ids, ["accept"] * 4, audit=[True, False, False, True]).write("run-1")
     summary = feedback(store, ids[:2], ["review", "review"]).write("run-2")
+    decisions = [only(store, t, "ragscope_decision").value for t in ids]
+    assert decisions == ["review", "review", "accept", "accept"]
+    assert [only_mark(store, t) for t in ids] == [False, False, False, True]
     assert summary["traces"] == 2 and counts(summary, "ragscope_decision") == (0, 2, 0)
     assert counts(summary, "ragscope_audit") == (0, 1, 1)
-    assert [only(store, t, "ragscope_decision").value for t in ids] == ["review"] * 2 + [
-        "accept"
-    ] * 2
-    assert [only_mark(store, t) for t in ids] == [False, False, False, True]
 
 
 def test_a_trace_gone_from_the_store_stops_the_write_before_anything_is_written(store):  # noqa: F811
