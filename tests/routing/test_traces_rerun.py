@@ -186,12 +186,13 @@ def test_the_audit_reads_the_sample_of_the_run_it_is_given(app, reruns):
     first, second, _ = reruns
     reviewer = AssessmentSource(source_type="HUMAN", source_id="reviewer@team")
     client = TracingClient(store)
-    for trace_id in ids.values():  # a reviewer labels every trace
-        client.log_assessment(trace_id, Feedback(name="hallucinated", value=False, source=reviewer))
+    for trace_id in ids.values():  # a reviewer labels every trace (not fit_gate's label)
+        client.log_assessment(trace_id, Feedback(name="reviewed", value=False, source=reviewer))
     third = experiment(artifacts, "route", *ROUTE, "routing.audit_fraction=0.2")
     audit = (
         "dataset=mlflow_trace_audit",
         "dataset.experiment=app",
+        "dataset.label=reviewed",
         "routing.max_accepted_risk=0.5",
     )
     for run, named in ((third, ()), (second, (f"dataset.routing_run={second.mlflow_run_id}",)),

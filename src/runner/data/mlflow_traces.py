@@ -292,11 +292,11 @@ def labelled_traces(data: LoadedData, what: str) -> LoadedData:
     first = f"trace {ids[0]} has no {label!r} label (an expectation, or a reviewer feedback)"
     if not info.get("skip_invalid"):
         others = f"; {len(ids) - 1} more of the {len(frame)} traces have none"
-        others = others if len(ids) > 1 else ""
+        others, them = (others, "them") if len(ids) > 1 else ("", "it")
         raise DataError(
-            f"{first}{others}: {what} needs a label on every trace it uses; label them, "
-            "leave them out (dataset.filter_string), or set dataset.skip_invalid=true to skip "
-            "the unlabelled traces (counted as skips)",
+            f"{first}{others}: {what} needs a label on every trace it uses; label {them}, "
+            f"leave {them} out (dataset.filter_string), or set dataset.skip_invalid=true to "
+            "skip the unlabelled traces (counted as skips)",
             file=where,
             row=ids[0],
             field="label",

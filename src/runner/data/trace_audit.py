@@ -37,6 +37,7 @@ from runner.data.traces import (
     route_answer,
 )
 from runner.errors import ConfigError, DataError
+from runner.settings import checked_by
 
 LOADER_VERSION = 2
 SCOPES = ("marked", "accepted")
@@ -92,6 +93,20 @@ class RoutingRuns:
         return (", ".join(runs[:SHOWN]) + more) if runs else "none"
 
 
+def check_settings(scope: Any, routing_run: Any, **_: Any) -> None:
+    """Refuse settings that cannot work, before the store is opened (also run by the schema)."""
+    if scope not in SCOPES:
+        raise ConfigError(f"dataset.scope={scope!r}: one of {SCOPES}")
+    if routing_run is not None and scope != "marked":
+        raise ConfigError(
+            f"dataset.routing_run={routing_run!r} picks a routing run's audit sample: it "
+            "needs dataset.scope=marked (scope=accepted reads every trace's current decision)"
+        )
+    if routing_run is not None and not str(routing_run).strip():
+        raise ConfigError("dataset.routing_run: the MLflow run id of a route run, or null")
+
+
+@checked_by(check_settings)
 def load_trace_audit_labels(
     experiment: str,
     tracking_uri: str | None = None,
@@ -131,15 +146,7 @@ def load_trace_audit_labels(
         routing run that did not write on these traces, or (``scope=accepted``) labelled
         traces routed by several model versions without ``model``.
     """
-    if scope not in SCOPES:
-        raise ConfigError(f"dataset.scope={scope!r}: one of {SCOPES}")
-    if routing_run is not None and scope != "marked":
-        raise ConfigError(
-            f"dataset.routing_run={routing_run!r} picks a routing run's audit sample: it "
-            "needs dataset.scope=marked (scope=accepted reads every trace's current decision)"
-        )
-    if routing_run is not None and not str(routing_run).strip():
-        raise ConfigError("dataset.routing_run: an MLflow run id of a route run, or null")
+    check_settings(scope, routing_run)
     if not tracking_uri:
         raise ConfigError("dataset.tracking_uri: the tracking store holding the traces")
     import mlflow
