@@ -290,6 +290,8 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
     store = inputs.tracking
     tracking_uri = store.uri if store is not None else None
     tracked = None
+    result = None
+    published = False
     try:
         where = (store.uri, store.artifact_root) if store is not None and store.uri else None
         tracked = tracking.start_run(cfg, folder.run_dir, overrides, store=where)
@@ -314,10 +316,13 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
         write_files_and_documents(result, study.documents, folder.tmp_dir)
         tracking.publish(tracking_uri, result, run_id, folder.tmp_dir)
         run_dir = publish(folder, keep_runs=keep_runs)
+        published = True
         if tracked:
             tracked.finish(cfg, result, run_dir, manifest)
     except BaseException as exc:
         folder.discard()
+        if not published:  # nothing of the run stays: neither do its trace assessments
+            tracking.withdraw(result)
         if tracked:
             try:
                 tracked.fail(exc)

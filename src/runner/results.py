@@ -84,6 +84,10 @@ class RunFeedback(Protocol):
         """Write it; return a JSON-serialisable summary (``trace_assessments.json``)."""
         ...
 
+    def undo(self) -> int:
+        """Remove what `write` wrote (the run failed before it was published); how many."""
+        ...
+
 
 @dataclass
 class StudyResult:

@@ -406,6 +406,66 @@ def publish(
         summary = result.trace_feedback.write(run_id)
         path = Path(output_dir) / "trace_assessments.json"
         path.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+        report_feedback(tracking_uri, result, run_id, output_dir, summary)
+
+
+FEEDBACK_COUNTS = ("added", "updated", "left")
+"""What a feedback summary counts per assessment name (`runner.routing.trace_feedback`)."""
+
+
+def report_feedback(
+    tracking_uri: str | None,
+    result: StudyResult,
+    run_id: str | None,
+    output_dir: Path,
+    summary: dict[str, Any],
+) -> None:
+    """Put the feedback's counts where the run's own numbers are: ``summary.json`` (key
+    ``trace_assessments``) and the MLflow run's metrics ``trace_assessments/<name>/<count>``.
+
+    The study wrote ``summary.json`` before the run id, hence the feedback, existed; the run
+    folder is still the run's own (not yet published), so it is rewritten here.
+    """
+    counts = {key: summary[key] for key in FEEDBACK_COUNTS if key in summary}
+    if not counts:
+        return
+    path = Path(output_dir) / "summary.json"
+    if "summary.json" in result.extra and path.exists():
+        record = json.loads(path.read_text())
+        record["trace_assessments"] = {
+            **counts,
+            "routing_run_id": summary.get("routing_run_id"),
+            "traces": summary.get("traces"),
+        }
+        result.extra["summary.json"] = record
+        path.write_text(json.dumps(record, indent=2, sort_keys=True, default=str) + "\n")
+    if run_id is None or not tracking_uri:
+        return
+    import mlflow
+    from mlflow.entities import Metric
+
+    metrics = [
+        Metric(metric_key("trace_assessments", name, key), float(n), 0, 0)
+        for key, per_name in counts.items()
+        for name, n in per_name.items()
+    ]
+    client = mlflow.MlflowClient(tracking_uri=tracking_uri)
+    retry_locked(client.log_batch, run_id, metrics=metrics)
+
+
+def withdraw(result: StudyResult | None) -> None:
+    """Take back what `publish` wrote onto traces, for a run that failed before its folder
+    was published (the trace feedback's ``undo``); never raises over the run's own error."""
+    feedback = getattr(result, "trace_feedback", None)
+    if feedback is None or not callable(getattr(feedback, "undo", None)):
+        return
+    try:
+        undone = feedback.undo()
+    except Exception as exc:
+        log.error("the run failed and its trace assessments could not be removed: %s", exc)
+        return
+    if undone:
+        log.warning("the run failed: removed the %d trace assessments it had written", undone)
 
 
 def _store(tracking_uri: str | None) -> str:

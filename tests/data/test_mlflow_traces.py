@@ -116,3 +116,46 @@ def test_an_unknown_experiment_or_setting_says_what_to_set(store):
         load_mlflow_traces("nope", tracking_uri=store)
     with pytest.raises(ConfigError, match=r"dataset\.since"):
         load_mlflow_traces("app", tracking_uri=store, since="yesterday")
+
+
+def test_a_study_that_needs_labels_names_an_unset_or_misspelt_label_setting(store):
+    from runner.data import labelled_traces
+
+    first = log_trace()
+    mlflow.log_expectation(trace_id=first, name="hallucinated", value=False)
+    unset = load_mlflow_traces("app", tracking_uri=store)
+    with pytest.raises(
+        DataError,
+        match=r"file MLflow experiment 'app', field 'dataset\.label': fit_gate needs labelled "
+        r"traces: set dataset\.label=<assessment name>.*on these traces: 'hallucinated'\)",
+    ):
+        labelled_traces(unset, "fit_gate")
+    misspelt = load_mlflow_traces("app", tracking_uri=store, label="halucinated")
+    with pytest.raises(
+        DataError, match=r"dataset\.label='halucinated' is on none of the 1 traces.*'hallucinated'"
+    ):
+        labelled_traces(misspelt, "fit_gate")
+
+
+def test_an_unlabelled_trace_is_named_or_with_skip_invalid_skipped_and_counted(store):
+    from runner.data import labelled_traces
+
+    ids = [log_trace(question=f"q{i}") for i in range(3)]
+    for trace_id, value in zip(ids[::2], (True, False), strict=True):
+        mlflow.log_expectation(trace_id=trace_id, name="hallucinated", value=value)
+    data = load_mlflow_traces("app", tracking_uri=store, label="hallucinated")
+    with pytest.raises(
+        DataError,
+        match=rf"row {ids[1]}, field 'label': trace {ids[1]} has no 'hallucinated' label.*"
+        r"set dataset\.skip_invalid=true",
+    ):
+        labelled_traces(data, "fit_gate")
+    skipping = load_mlflow_traces(
+        "app", tracking_uri=store, label="hallucinated", skip_invalid=True
+    )
+    used = labelled_traces(skipping, "fit_gate")
+    assert used.frame["example_id"].tolist() == [ids[0], ids[2]]
+    assert used.frame["label"].tolist() == [1, 0] and str(used.frame["label"].dtype) == "int64"
+    assert used.info["rows"] == 2 and used.info["rows_read"] == 3 and used.info["labelled"]
+    (skipped,) = used.info["skipped"]
+    assert (skipped["id"], skipped["field"], used.info["skipped_rows"]) == (ids[1], "label", 1)

@@ -67,6 +67,15 @@ def ours(trace, name: str, version: str = "1") -> list:
     return [a for a in trace.info.assessments if a.name == name and a.source.source_id == source]
 
 
+def of_run(trace, name: str, run_id: str) -> list:
+    """The assessments `name` a routing run wrote on a trace (current or superseded since)."""
+    return [
+        a
+        for a in trace.info.assessments
+        if a.name == name and (a.metadata or {}).get("routing_run_id") == run_id
+    ]
+
+
 def test_traces_read_as_the_rows_the_app_answered(loop):
     _, _, demo, fitted, routed = loop
     manifest = json.loads((routed.output_dir / "manifest.json").read_text())
@@ -100,8 +109,8 @@ def test_decisions_are_assessments_on_the_traces_with_their_contract(loop):
     traces = traces_of(store, demo["experiment_id"])
     for trace_id, row in decisions.iterrows():
         trace = traces[trace_id]
-        (risk,) = ours(trace, "ragscope_risk")
-        (decision,) = ours(trace, "ragscope_decision")
+        (risk,) = of_run(trace, "ragscope_risk", routed.mlflow_run_id)
+        (decision,) = of_run(trace, "ragscope_decision", routed.mlflow_run_id)
         assert risk.value == pytest.approx(row["risk"], abs=0, rel=0)
         assert decision.value == row["decision"]
         meta = decision.metadata
@@ -109,29 +118,29 @@ def test_decisions_are_assessments_on_the_traces_with_their_contract(loop):
         assert meta["model_version"] == "1"
         assert meta["routing_run_id"] == routed.mlflow_run_id
         assert float(meta["review_at"]) >= float(meta["accept_at"])
-        assert len(ours(trace, "ragscope_audit")) == int(row["audit"])
+        marks = of_run(trace, "ragscope_audit", routed.mlflow_run_id)
+        assert [m.value for m in marks] == [True] * int(row["audit"])
     assert decisions["audit"].sum() > 0
     summary = json.loads((routed.output_dir / "trace_assessments.json").read_text())
-    assert summary["logged"]["ragscope_decision"] == TRACES
+    assert summary["added"]["ragscope_decision"] == TRACES
 
 
-def test_a_rerun_adds_nothing_and_a_new_model_version_adds_its_own(loop):
+def test_a_rerun_leaves_the_answers_and_a_new_model_version_supersedes_them(loop):
     artifacts, store, demo, _, _ = loop
     again = experiment(artifacts, "route", *TRACED, MODEL, "routing.audit_fraction=0.3")
     summary = json.loads((again.output_dir / "trace_assessments.json").read_text())
-    assert summary["logged"] == {"ragscope_risk": 0, "ragscope_decision": 0, "ragscope_audit": 0}
-    assert summary["already_logged"]["ragscope_decision"] == TRACES
+    assert summary["left"]["ragscope_decision"] == summary["left"]["ragscope_risk"] == TRACES
     other = experiment(artifacts, "route", *TRACED, "routing.model_uri=models:/ragscope_e/1")
-    assert json.loads((other.output_dir / "trace_assessments.json").read_text())["logged"] == {
-        "ragscope_risk": 0,
-        "ragscope_decision": 0,
-        "ragscope_audit": 0,
-    }
+    summary = json.loads((other.output_dir / "trace_assessments.json").read_text())
+    assert summary["left"]["ragscope_decision"] == TRACES  # the same version, by another URI
     experiment(artifacts, "fit_gate", *TRACED, "dataset.label=hallucinated")  # version 2
-    experiment(artifacts, "route", *TRACED, MODEL)
+    newer = experiment(artifacts, "route", *TRACED, MODEL)
+    summary = json.loads((newer.output_dir / "trace_assessments.json").read_text())
+    assert summary["updated"]["ragscope_decision"] == TRACES
     for trace in traces_of(store, demo["experiment_id"]).values():
-        assert len(ours(trace, "ragscope_decision", "1")) == 1
-        assert len(ours(trace, "ragscope_decision", "2")) == 1
+        (current,) = [a for a in ours(trace, "ragscope_decision", "2") if a.valid]
+        (superseded,) = ours(trace, "ragscope_decision", "1")
+        assert current.overrides == superseded.assessment_id and superseded.valid is False
 
 
 def test_audit_reads_the_reviewers_labels_from_human_feedback(loop):
@@ -156,7 +165,7 @@ def test_audit_reads_the_reviewers_labels_from_human_feedback(loop):
         "audit",
         "dataset=mlflow_trace_audit",
         "dataset.experiment=rag_demo",
-        "dataset.model=ragscope_e/1",
+        f"dataset.routing_run={routed.mlflow_run_id}",  # the run whose sample was labelled
         "routing.max_accepted_risk=0.5",
     )
     record = json.loads((audited.output_dir / "audit.json").read_text())

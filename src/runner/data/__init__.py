@@ -27,13 +27,21 @@ from runner.data.hri_records import (
     check_structure,
     source_of,
 )
-from runner.data.mlflow_traces import load_mlflow_traces, search_all
+from runner.data.mlflow_traces import labelled_traces, load_mlflow_traces, search_all
 from runner.data.rag_file import PASSAGE_JOIN, duplicate_reason
 from runner.data.rag_stream import FrameStream
 from runner.data.ragtruth import load_ragtruth
 from runner.data.response_frame import validate_response_frame
 from runner.data.text_files import read_text
-from runner.data.traces import TraceMapping, TraceProblem, trace_row
+from runner.data.traces import (
+    ROUTE_SOURCE,
+    RUN_KEY,
+    TraceMapping,
+    TraceProblem,
+    evaluated_row,
+    route_answer,
+    trace_row,
+)
 from runner.data.wice import load_wice
 from runner.frames import REQUIRED_COLUMNS
 
@@ -44,6 +52,8 @@ __all__ = [
     "PASSAGE_JOIN",
     "RED",
     "REQUIRED_COLUMNS",
+    "ROUTE_SOURCE",
+    "RUN_KEY",
     "SEVERITY",
     "YELLOW",
     "Claim",
@@ -56,15 +66,18 @@ __all__ = [
     "TraceProblem",
     "check_structure",
     "duplicate_reason",
+    "evaluated_row",
     "fingerprint_files",
     "from_severity",
     "is_flagged",
+    "labelled_traces",
     "load_halubench",
     "load_mlflow_traces",
     "load_ragtruth",
     "load_wice",
     "read_text",
     "responses_from_frame",
+    "route_answer",
     "search_all",
     "severity",
     "sha256_file",

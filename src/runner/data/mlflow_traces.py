@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import logging
 from collections import Counter
 from typing import Any
 
@@ -28,13 +29,16 @@ import pandas as pd
 from runner.data.base import LoadedData
 from runner.data.hashing import frame_fingerprint
 from runner.data.row_issues import IssueLog
-from runner.data.traces import TraceMapping, TraceProblem, trace_row
+from runner.data.traces import HUMAN, TraceMapping, TraceProblem, trace_row
 from runner.errors import ConfigError, DataError, DataNotFoundError
 from runner.settings import checked_by
 
 LOADER_VERSION = 1
 PAGE = 500
 """Traces per search request (the store's page)."""
+SHOWN = 5
+"""Trace ids named in a message about many traces."""
+log = logging.getLogger(__name__)
 
 
 def check_settings(
@@ -188,6 +192,7 @@ def load_mlflow_traces(
             issues.add(where, trace.info.trace_id, row.field, row.reason)
             continue
         rows.append(row)
+    candidates = label_names(traces)
     if not rows:
         raise DataError(f"no valid traces to load ({len(issues.issues)} skipped)", file=where)
     frame = pd.DataFrame(rows)
@@ -213,6 +218,9 @@ def load_mlflow_traces(
         "filter": query,
         "labelled": labelled,
         "labelled_rows": int(labels.notna().sum()),
+        "label": label,
+        "label_names": candidates,
+        "skip_invalid": skip_invalid,
         "ids": "trace ids",
         "groups": int(frame["group_id"].nunique()),
         "counts_per_source": _count(frame["source"]),
@@ -230,6 +238,100 @@ def load_mlflow_traces(
         fingerprint=frame_fingerprint(_content_digest(frame), __name__, LOADER_VERSION, params),
         info=info,
     )
+
+
+def label_names(traces: list[Any]) -> list[str]:
+    """Names of the assessments on `traces` that can hold a label (expectations and human
+    feedback), to name in an error when ``dataset.label`` is unset or matches none."""
+    names = {
+        a.name
+        for trace in traces
+        for a in trace.info.assessments or []
+        if a.expectation is not None or str(getattr(a.source, "source_type", "")) == HUMAN
+    }
+    return sorted(names)
+
+
+def labelled_traces(data: LoadedData, what: str) -> LoadedData:
+    """The traces a study that needs a label on every row (fit_gate, operating_report) uses.
+
+    Why here: only the traces' loader knows why a trace has no label: ``dataset.label`` is
+    unset, names no assessment on these traces, or some traces are not labelled yet (normal
+    for traffic, which `route` reads unlabelled). Each is one error naming the fix (and the
+    first unlabelled trace's id); with ``dataset.skip_invalid=true`` unlabelled traces are
+    skipped and counted as the loader counts any bad trace (``info["skipped"]``, field
+    ``label``), and the rest are returned. `data.info` is updated in place, so the run's
+    manifest says what was used.
+    """
+    info = data.info
+    where = f"MLflow experiment {info.get('experiment')!r}"
+    label = info.get("label")
+    names = ", ".join(repr(n) for n in info.get("label_names") or []) or "none"
+    frame = data.frame
+    missing = frame["label"].isna().to_numpy()
+    if not label:
+        raise DataError(
+            f"{what} needs labelled traces: set dataset.label=<assessment name>, the "
+            "expectation or reviewer (HUMAN) feedback that holds each trace's label "
+            f"(expectations and human feedback on these traces: {names})",
+            file=where,
+            field="dataset.label",
+        )
+    if missing.all():
+        raise DataError(
+            f"{what} needs labelled traces: dataset.label={label!r} is on none of the "
+            f"{len(frame)} traces as an expectation or a reviewer (HUMAN) feedback "
+            f"(expectations and human feedback on these traces: {names}); set dataset.label "
+            "to the one that holds the label",
+            file=where,
+            field="dataset.label",
+        )
+    if not missing.any():
+        return data
+    ids = frame.loc[missing, "example_id"].astype(str).tolist()
+    first = f"trace {ids[0]} has no {label!r} label (an expectation, or a reviewer feedback)"
+    if not info.get("skip_invalid"):
+        others = f"; {len(ids) - 1} more of the {len(frame)} traces have none"
+        others, them = (others, "them") if len(ids) > 1 else ("", "it")
+        raise DataError(
+            f"{first}{others}: {what} needs a label on every trace it uses; label {them}, "
+            f"leave {them} out (dataset.filter_string), or set dataset.skip_invalid=true to "
+            "skip the unlabelled traces (counted as skips)",
+            file=where,
+            row=ids[0],
+            field="label",
+        )
+    kept = frame.loc[~missing].reset_index(drop=True)
+    kept["label"] = kept["label"].astype("int64")
+    reason = f"has no {label!r} label (an expectation, or a reviewer feedback)"
+    skipped = [
+        {"file": where, "row": i, "field": "label", "reason": f"trace {i} {reason}", "id": i}
+        for i in ids
+    ]
+    shown = ", ".join(ids[:SHOWN]) + (f" and {len(ids) - SHOWN} more" if len(ids) > SHOWN else "")
+    log.warning(
+        "skipping %d unlabelled traces of %s (%s): %s uses the %d labelled ones",
+        len(ids),
+        where,
+        shown,
+        what,
+        len(kept),
+    )
+    info.update(
+        {
+            "rows": len(kept),
+            "labelled": True,
+            "labelled_rows": len(kept),
+            "positives": int(kept["label"].sum()),
+            "groups": int(kept["group_id"].nunique()),
+            "counts_per_source": _count(kept["source"]),
+            "counts_per_task": _count(kept["task"]),
+            "skipped": list(info.get("skipped") or []) + skipped,
+            "skipped_rows": int(info.get("skipped_rows") or 0) + len(ids),
+        }
+    )
+    data.frame = kept
+    return data
 
 
 def _content_digest(frame: pd.DataFrame) -> str:

@@ -6,15 +6,20 @@ UI, which stores each judgement as a human feedback assessment. This loader join
 on the trace and hands `runner.studies.audit` the same frame as `load_audit_labels` does
 (``id, label, risk, model``), so route -> review in the UI -> audit needs no export.
 
-A reviewer label counts when its trace was accepted by the audited model version and (with
-``scope=marked``, the default) marked for its audit sample; labels reviewers put on other
-traces (the review band, say) are their work, not the audit's, and are counted in
+Which rows: with ``scope=marked`` (the default) the audit sample of ONE routing run,
+``routing_run`` (default: the newest routing run that wrote on these traces). Each run's
+marks carry its run id, and a later run supersedes, never erases, an earlier run's mark,
+so any run's sample can be read back exactly, and never a union of several runs' marks
+(the accepted-risk bound is drawn for one run's seeded sample). With ``scope=accepted``:
+every trace whose current decision (`runner.data.route_answer`) is accept. Reviewer labels
+on other traces (the review band, say) are their work, not the audit's: they are counted in
 ``info["ignored_labels"]``, not used.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -23,33 +28,92 @@ from runner.data.base import LoadedData
 from runner.data.hashing import frame_fingerprint
 from runner.data.mlflow_traces import resolve_experiment, search_all
 from runner.data.rag_file import parse_label
-from runner.data.traces import latest_assessment
+from runner.data.traces import (
+    ROUTE_SOURCE,
+    RUN_KEY,
+    is_routed,
+    latest_assessment,
+    newest,
+    route_answer,
+)
 from runner.errors import ConfigError, DataError
+from runner.settings import checked_by
 
-LOADER_VERSION = 1
+LOADER_VERSION = 2
 SCOPES = ("marked", "accepted")
 DECISION, RISK, AUDIT = "ragscope_decision", "ragscope_risk", "ragscope_audit"
+SHOWN = 5
+"""Routing runs named in an error message (newest first)."""
 
 
-def _by_model(trace: Any, name: str) -> dict[str, Any]:
-    """model ``name/version`` -> the latest valid runner assessment `name` on a trace."""
-    out: dict[str, Any] = {}
-    for a in trace.info.assessments or []:
-        source = str(getattr(a.source, "source_id", "") or "")
-        if a.name != name or a.valid is False or not source.startswith("ragscope:"):
-            continue
-        model = source.removeprefix("ragscope:")
-        if model not in out or (a.create_time_ms or 0) > (out[model].create_time_ms or 0):
-            out[model] = a
-    return out
+def _model(assessment: Any) -> str:
+    """``<name>/<version>`` of the model version that logged a `route` assessment."""
+    return str(assessment.source.source_id).removeprefix(ROUTE_SOURCE)
 
 
+def _run(assessment: Any) -> str:
+    return str((assessment.metadata or {}).get(RUN_KEY) or "")
+
+
+@dataclass
+class RoutingRuns:
+    """The routing runs that wrote on an experiment's traces: their models and audit marks."""
+
+    last_write: dict[str, int]
+    """run id -> creation time (ms) of the newest assessment it wrote."""
+    models: dict[str, set[str]]
+    """run id -> the model versions it routed with."""
+    marks: dict[str, dict[str, Any]]
+    """run id -> trace id -> its audit mark (value True) on that trace, valid or superseded."""
+
+    @classmethod
+    def of(cls, traces: list[Any]) -> RoutingRuns:
+        """Collect every `route` assessment of `traces` by the run that wrote it."""
+        runs = cls({}, {}, {})
+        for trace in traces:
+            for a in trace.info.assessments or []:
+                run = _run(a)
+                if not is_routed(a) or not run:
+                    continue
+                runs.last_write[run] = max(runs.last_write.get(run, 0), a.create_time_ms or 0)
+                runs.models.setdefault(run, set()).add(_model(a))
+                if a.name == AUDIT and a.value is True:
+                    runs.marks.setdefault(run, {})[trace.info.trace_id] = a
+        return runs
+
+    def newest_first(self, model: str | None = None) -> list[str]:
+        """Run ids, newest write first (those that routed with `model` when given)."""
+        runs = [r for r in self.last_write if model is None or model in self.models[r]]
+        return sorted(runs, key=lambda r: (self.last_write[r], r), reverse=True)
+
+    def named(self, model: str | None = None) -> str:
+        """The newest few run ids for a message."""
+        runs = self.newest_first(model)
+        more = f" and {len(runs) - SHOWN} more" if len(runs) > SHOWN else ""
+        return (", ".join(runs[:SHOWN]) + more) if runs else "none"
+
+
+def check_settings(scope: Any, routing_run: Any, **_: Any) -> None:
+    """Refuse settings that cannot work, before the store is opened (also run by the schema)."""
+    if scope not in SCOPES:
+        raise ConfigError(f"dataset.scope={scope!r}: one of {SCOPES}")
+    if routing_run is not None and scope != "marked":
+        raise ConfigError(
+            f"dataset.routing_run={routing_run!r} picks a routing run's audit sample: it "
+            "needs dataset.scope=marked (scope=accepted reads every trace's current decision)"
+        )
+    if routing_run is not None and not str(routing_run).strip():
+        raise ConfigError("dataset.routing_run: the MLflow run id of a route run, or null")
+
+
+@checked_by(check_settings)
 def load_trace_audit_labels(
     experiment: str,
     tracking_uri: str | None = None,
     label: str = "hallucinated",
     scope: str = "marked",
     model: str | None = None,
+    routing_run: str | None = None,
     name: str = "mlflow_trace_audit",
 ) -> LoadedData:
     """Reviewers' labels on audited traces, joined onto the decisions logged on them.
@@ -64,18 +128,25 @@ def load_trace_audit_labels(
         Name of the reviewers' human feedback holding the label (spellings as in the
         rag_file format; the MLflow UI's yes/no feedback is true/false).
     scope : {"marked", "accepted"}
-        As in `load_audit_labels`.
+        ``marked``: the audit sample of one routing run; ``accepted``: every trace whose
+        current decision is accept.
     model : str, optional
-        ``<name>/<version>`` whose decisions to audit; None: the only one on labelled traces.
+        ``<name>/<version>``: with ``scope=marked`` the newest routing run of that model
+        version (when ``routing_run`` is not given) and a check that the run used it; with
+        ``scope=accepted`` whose current decisions to audit (None: the only one on
+        labelled traces).
+    routing_run : str, optional
+        ``scope=marked``: the MLflow run id of the routing run whose audit sample to read;
+        None: the newest routing run that wrote on these traces.
 
     Raises
     ------
     DataError
-        No labelled trace in scope, a label that does not parse (naming the trace), or
-        labelled traces routed by several model versions without ``model``.
+        No labelled trace in scope, a label that does not parse (naming the trace), a
+        routing run that did not write on these traces, or (``scope=accepted``) labelled
+        traces routed by several model versions without ``model``.
     """
-    if scope not in SCOPES:
-        raise ConfigError(f"dataset.scope={scope!r}: one of {SCOPES}")
+    check_settings(scope, routing_run)
     if not tracking_uri:
         raise ConfigError("dataset.tracking_uri: the tracking store holding the traces")
     import mlflow
@@ -89,11 +160,136 @@ def load_trace_audit_labels(
         found = latest_assessment(trace, label, ("human_feedback",))
         if found is not None:
             labelled.append((trace, found))
-    models = sorted({m for t, _ in labelled for m in _by_model(t, DECISION)})
+    runs = RoutingRuns.of(traces)
+    if scope == "marked":
+        run = _pick_run(runs, routing_run, model, where)
+        rows, ignored, info = _marked_rows(traces, labelled, runs, run, label, where)
+    else:
+        run = None
+        rows, ignored, info = _accepted_rows(traces, labelled, model, label, where)
+    if not rows:
+        raise DataError(
+            f"no {label!r} human feedback on traces "
+            + (f"in the audit sample of routing run {run}" if run else f"{info['models']} accepted")
+            + f" (labels elsewhere: {dict(ignored)})",
+            file=where,
+        )
+    frame = pd.DataFrame(rows)
+    params = {
+        "experiment_id": exp_id,
+        "label": label,
+        "scope": scope,
+        "model": info["models"],
+        "routing_run": run,
+    }
+    digest = frame_fingerprint(
+        str(sorted((r["id"], r["label"]) for r in rows)), __name__, LOADER_VERSION, params
+    )
+    return LoadedData(
+        name=name,
+        frame=frame,
+        files=[],
+        fingerprint=digest,
+        info={
+            "rows": len(frame),
+            "origin": "mlflow",
+            "location": f"{tracking_uri}#experiment={exp_id}",
+            **info,
+            "scope": scope,
+            "routing_run_id": run,
+            "ignored_labels": dict(sorted(ignored.items())),
+        },
+    )
+
+
+def _pick_run(runs: RoutingRuns, routing_run: str | None, model: str | None, where: str) -> str:
+    """The routing run whose sample to audit: the one named, else the newest (of `model`)."""
+    if routing_run is not None:
+        run = str(routing_run).strip()
+        if run not in runs.last_write:
+            raise DataError(
+                f"dataset.routing_run={run!r}: no routing run with that id wrote on these "
+                f"traces (routing runs here, newest first: {runs.named()})",
+                file=where,
+            )
+        if model is not None and model not in runs.models[run]:
+            raise DataError(
+                f"dataset.model={model!r}: routing run {run} routed with "
+                f"{sorted(runs.models[run])}",
+                file=where,
+            )
+        return run
+    newest = runs.newest_first(model)
+    if not newest:
+        of = f" with {model}" if model else ""
+        raise DataError(
+            f"no routing run{of} wrote on these traces: route them first (experiment=route "
+            "dataset=mlflow_traces)"
+            + (f"; routing runs of other models: {runs.named()}" if model and runs.models else ""),
+            file=where,
+        )
+    return newest[0]
+
+
+def _marked_rows(
+    traces: list[Any],
+    labelled: list[tuple[Any, Any]],
+    runs: RoutingRuns,
+    run: str,
+    label: str,
+    where: str,
+) -> tuple[list[dict], Counter, dict[str, Any]]:
+    """The labelled traces in routing run `run`'s audit sample, and why other labels are not."""
+    marks = runs.marks.get(run, {})
+    if not marks:
+        raise DataError(
+            f"routing run {run} marked no trace for audit (routing.audit_fraction=0, or no "
+            "accepted traces); set dataset.routing_run=<run id> to audit another run's sample "
+            f"(routing runs here, newest first: {runs.named()})",
+            file=where,
+        )
+    models = sorted({_model(m) for m in marks.values()})
+    rows, ignored = [], Counter()
+    for trace, found in labelled:
+        ident = trace.info.trace_id
+        mark = marks.get(ident)
+        if mark is None:
+            decision = route_answer(trace, DECISION)
+            if decision is None:
+                ignored["not routed"] += 1
+            elif decision.value != "accept":
+                ignored[f"decision {decision.value}"] += 1
+            else:
+                ignored[f"accepted, not in the audit sample of run {run}"] += 1
+            continue
+        rows.append(
+            {
+                "id": ident,
+                "label": _label(found, label, ident, where),
+                "risk": _mark_risk(trace, mark, run),
+                "model": _model(mark),
+            }
+        )
+    sample = next(iter(marks.values())).metadata or {}
+    info = {
+        "labelled": True,
+        "marked_rows": len(marks),
+        "accepted_rows": _int(sample.get("accepted_rows")),
+        "models": models,
+    }
+    return rows, ignored, info
+
+
+def _accepted_rows(
+    traces: list[Any], labelled: list[tuple[Any, Any]], model: str | None, label: str, where: str
+) -> tuple[list[dict], Counter, dict[str, Any]]:
+    """The labelled traces whose current decision is accept, by one model version."""
+    decided = {t.info.trace_id: route_answer(t, DECISION) for t in traces}
+    models = sorted({_model(d) for t, _ in labelled if (d := decided[t.info.trace_id])})
     if model is None:
         if len(models) > 1:
             raise DataError(
-                f"labelled traces carry decisions of several models {models}: set "
+                f"labelled traces carry current decisions of several models {models}: set "
                 "dataset.model=<name>/<version> to audit one",
                 file=where,
             )
@@ -107,63 +303,60 @@ def load_trace_audit_labels(
     rows, ignored = [], Counter()
     for trace, found in labelled:
         ident = trace.info.trace_id
-        decision = _by_model(trace, DECISION).get(model)
-        marked = _by_model(trace, AUDIT).get(model)
-        if decision is None:
+        decision = decided[ident]
+        if decision is None or _model(decision) != model:
             ignored["not routed by this model"] += 1
             continue
         if decision.value != "accept":
             ignored[f"decision {decision.value}"] += 1
             continue
-        if scope == "marked" and (marked is None or marked.value is not True):
-            ignored["accepted, not marked for audit"] += 1
-            continue
-        value = parse_label(found.value)
-        if value is None:
-            raise DataError(
-                f"trace {ident}: {label!r} = {found.value!r} is no label (1/0, true/false, "
-                "hallucinated/faithful, FAIL/PASS)",
-                file=where,
-                row=ident,
-                field=label,
-            )
-        risk = _by_model(trace, RISK).get(model)
+        risk = route_answer(trace, RISK)
         rows.append(
             {
                 "id": ident,
-                "label": value,
+                "label": _label(found, label, ident, where),
                 "risk": float(risk.value) if risk is not None else float("nan"),
                 "model": model,
             }
         )
-    if not rows:
+    current = [d for d in decided.values() if d is not None and _model(d) == model]
+    info = {
+        "labelled": True,
+        "marked_rows": sum(
+            (m := route_answer(t, AUDIT)) is not None and m.value is True for t in traces
+        ),
+        "accepted_rows": sum(d.value == "accept" for d in current),
+        "models": [model],
+    }
+    return rows, ignored, info
+
+
+def _label(found: Any, label: str, ident: str, where: str) -> int:
+    value = parse_label(found.value)
+    if value is None:
         raise DataError(
-            f"no {label!r} human feedback on traces {model} accepted"
-            + (" and marked for audit" if scope == "marked" else "")
-            + f" (labels elsewhere: {dict(ignored)})",
+            f"trace {ident}: {label!r} = {found.value!r} is no label (1/0, true/false, "
+            "hallucinated/faithful, FAIL/PASS)",
             file=where,
+            row=ident,
+            field=label,
         )
-    frame = pd.DataFrame(rows)
-    decided = [_by_model(t, DECISION).get(model) for t in traces]
-    marked = [_by_model(t, AUDIT).get(model) for t in traces]
-    params = {"experiment_id": exp_id, "label": label, "scope": scope, "model": model}
-    digest = frame_fingerprint(
-        str(sorted((r["id"], r["label"]) for r in rows)), __name__, LOADER_VERSION, params
+    return value
+
+
+def _mark_risk(trace: Any, mark: Any, run: str) -> float:
+    """The risk the mark was drawn with: on the mark; for a mark an earlier version of the
+    runner wrote (no risk on it), the same run's risk assessment, else the newest one of
+    the same model version (that version's risk of the trace does not change)."""
+    meta = mark.metadata or {}
+    if meta.get("risk") is not None:
+        return float(meta["risk"])
+    risks = [a for a in trace.info.assessments or [] if a.name == RISK and is_routed(a)]
+    found = newest(a for a in risks if _run(a) == run) or newest(
+        a for a in risks if _model(a) == _model(mark)
     )
-    return LoadedData(
-        name=name,
-        frame=frame,
-        files=[],
-        fingerprint=digest,
-        info={
-            "rows": len(frame),
-            "origin": "mlflow",
-            "location": f"{tracking_uri}#experiment={exp_id}",
-            "labelled": True,
-            "marked_rows": sum(m is not None and m.value is True for m in marked),
-            "accepted_rows": sum(d is not None and d.value == "accept" for d in decided),
-            "models": [model],
-            "scope": scope,
-            "ignored_labels": dict(sorted(ignored.items())),
-        },
-    )
+    return float(found.value) if found is not None else float("nan")
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if value is not None and str(value).isdigit() else None

@@ -30,6 +30,10 @@ from runner.data.rag_file import DEFAULT_SOURCE, DEFAULT_TASK, PASSAGE_JOIN, par
 
 RETRIEVER = "RETRIEVER"
 HUMAN = "HUMAN"
+ROUTE_SOURCE = "ragscope:"
+"""Source id prefix of the assessments `route` writes (``ragscope:<model>/<version>``)."""
+RUN_KEY = "routing_run_id"
+"""Metadata key naming the routing run that wrote a `route` assessment."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,33 @@ def latest_assessment(trace: Any, name: str, kinds: tuple[str, ...]) -> Any | No
     return None
 
 
+def is_routed(assessment: Any) -> bool:
+    """An assessment `route` logged (source ``ragscope:<model>/<version>``)."""
+    return str(getattr(assessment.source, "source_id", "") or "").startswith(ROUTE_SOURCE)
+
+
+def newest(assessments: Any) -> Any | None:
+    """The most recently created of `assessments` (None when there are none)."""
+    found = list(assessments)
+    if not found:
+        return None
+    return max(found, key=lambda a: (a.create_time_ms or 0, a.last_update_time_ms or 0))
+
+
+def route_answer(trace: Any, name: str) -> Any | None:
+    """The trace's current `route` answer `name`: the newest valid one, any model version.
+
+    Why one rule for everyone: `route` supersedes its earlier answer when a rerun changes
+    it (`runner.routing.trace_feedback`) and the audit reads it back
+    (`runner.data.trace_audit`); both must agree on which answer is the current one.
+    """
+    return newest(
+        a
+        for a in trace.info.assessments or []
+        if a.name == name and a.valid is not False and is_routed(a)
+    )
+
+
 def _is(assessment: Any, name: str, kind: str) -> bool:
     if assessment.name != name or assessment.valid is False:
         return False
@@ -135,6 +166,113 @@ def assessment_label(trace: Any, name: str) -> int | TraceProblem | None:
             "(1/0, true/false, hallucinated/faithful, FAIL/PASS)",
         )
     return label
+
+
+def evaluated_row(
+    trace: Any, inputs: Any, outputs: Any, mapping: TraceMapping, context_key: str = "context"
+) -> dict[str, Any] | TraceProblem:
+    """The row a scorer scores in `mlflow.genai.evaluate`: from the trace, else its inputs.
+
+    A trace whose ``RETRIEVER`` span returned documents is read as `route` reads it
+    (`trace_row`). Without one, ``inputs[context_key]`` is the context (`inputs_row`; a
+    DataFrame of ``inputs``/``outputs`` is handed over this way). A stored trace that has
+    neither gets `trace_row`'s problem naming its id; a trace `evaluate` made itself for a
+    DataFrame row (tag ``mlflow.eval.requestId``) is not named: its id means nothing to
+    the user, who is told what to provide instead.
+    """
+    if trace is not None and retrieved_documents(trace):
+        return trace_row(trace, mapping)
+    given = isinstance(inputs, Mapping) and context_key in inputs
+    if trace is not None and not given and not made_by_evaluate(trace):
+        return trace_row(trace, mapping)
+    tags = None
+    if trace is not None:
+        tags = trace.info.tags
+        root = root_span(trace)
+        if inputs is None and root is not None:
+            inputs, outputs = root.inputs, root.outputs
+    row = inputs_row(inputs, outputs, mapping, context_key, tags)
+    if isinstance(row, dict) and trace is not None:
+        row["example_id"] = trace.info.trace_id
+    return row
+
+
+def made_by_evaluate(trace: Any) -> bool:
+    """True for a trace `mlflow.genai.evaluate` created while it ran (not a stored one)."""
+    from mlflow.tracing.constant import TraceTagKey
+
+    return TraceTagKey.EVAL_REQUEST_ID in (trace.info.tags or {})
+
+
+def inputs_row(
+    inputs: Any, outputs: Any, mapping: TraceMapping, context_key: str, tags: Any = None
+) -> dict[str, Any] | TraceProblem:
+    """The canonical row of one evaluation row given as ``inputs``/``outputs`` (no trace).
+
+    Why: `mlflow.genai.evaluate` on a DataFrame of ``inputs`` and ``outputs`` hands a
+    scorer a trace it made itself, with a single span and no retriever; the context is
+    then ``inputs[context_key]`` (text, or a list of passages / documents, joined as the
+    file format joins passages). A problem names the field to provide, no trace id.
+    """
+    what = "the evaluated row"
+    if not isinstance(inputs, Mapping) or context_key not in inputs:
+        keys = sorted(map(str, inputs)) if isinstance(inputs, Mapping) else None
+        return TraceProblem(
+            "context",
+            f"{what} has no context to score against: its inputs have no {context_key!r} "
+            f"key (inputs: {keys if keys is not None else repr(inputs)}) and it has no "
+            "RETRIEVER span; give inputs={'question': ..., "
+            f"{context_key!r}: <the retrieved text, or a list of passages>}} and "
+            "outputs=<the answer>, or evaluate traces whose RETRIEVER span returned the "
+            "documents",
+        )
+    value = inputs[context_key]
+    docs = value if isinstance(value, list | tuple) else [value]
+    passages = []
+    for k, doc in enumerate(docs):
+        text = _page_content(doc)
+        if not isinstance(text, str) or not text.strip():
+            return TraceProblem(
+                "context",
+                f"{what}: inputs[{context_key!r}]"
+                + (f" passage {k + 1}" if len(docs) > 1 else "")
+                + f" must be non-empty text (or a document with page_content), got {doc!r}",
+            )
+        passages.append(text)
+    if not passages:
+        return TraceProblem("context", f"{what}: inputs[{context_key!r}] is an empty list")
+    key = mapping.question_key
+    if key is None or key not in inputs:
+        return TraceProblem(
+            "question",
+            f"{what}: its inputs have no question key {key!r} (inputs: "
+            f"{sorted(map(str, inputs))}); name it with TraceMapping(question_key=...)",
+        )
+    question = inputs[key] if inputs[key] is not None else ""
+    if not isinstance(question, str):
+        return TraceProblem("question", f"{what}: inputs[{key!r}] must be text, got {question!r}")
+    answer = outputs
+    if isinstance(outputs, Mapping):
+        if mapping.answer_key is None or mapping.answer_key not in outputs:
+            return TraceProblem(
+                "answer",
+                f"{what}: its outputs are a mapping with keys {sorted(map(str, outputs))}; "
+                "name the answer's with TraceMapping(answer_key=...)",
+            )
+        answer = outputs[mapping.answer_key]
+    if not isinstance(answer, str) or not answer.strip():
+        return TraceProblem("answer", f"{what}: the answer (outputs) is empty ({answer!r})")
+    tags = tags or {}
+    return {
+        "example_id": "",
+        "group_id": group_key("docs", "\x1f".join(passages)),
+        "task": str(tags.get(mapping.task_tag) or DEFAULT_TASK),
+        "source": str(tags.get(mapping.source_tag) or DEFAULT_SOURCE),
+        "question": question,
+        "context": PASSAGE_JOIN.join(passages),
+        "answer": answer,
+        "label": None,
+    }
 
 
 def trace_row(trace: Any, mapping: TraceMapping) -> dict[str, Any] | TraceProblem:

@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from runner.data import labelled_traces
 from runner.errors import DataError
 from runner.evaluation import (
     BootstrapConf,
@@ -63,8 +64,16 @@ def accept_col(alpha: float) -> str:
     return f"accepted risk@{pct(alpha)}%"
 
 
-def require_labels(data: Any, what: str) -> None:
-    """Fail before any scoring when the file has no labels or a single class."""
+def require_labels(data: Any, what: str) -> Any:
+    """Fail before any scoring when the file has no labels or a single class.
+
+    MLflow traces say why a trace has no label themselves (`runner.data.labelled_traces`:
+    ``dataset.label`` unset or matching no assessment, an unlabelled trace by its id) and,
+    with ``dataset.skip_invalid=true``, leave the unlabelled ones out: the data to use is
+    returned.
+    """
+    if data.info.get("origin") == "mlflow":
+        data = labelled_traces(data, what)
     if not data.info.get("labelled", True):
         raise DataError(
             f"{what} needs labelled rows: add a 'label' column (1/0, true/false, "
@@ -76,6 +85,7 @@ def require_labels(data: Any, what: str) -> None:
     check_labels(
         data.frame["label"], name=f"data set {data.name}", need_all="AUROC/AP", error=DataError
     )
+    return data
 
 
 def metric_set(review_budgets: Sequence[float], accept_budgets: Sequence[float]) -> dict:

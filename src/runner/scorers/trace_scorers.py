@@ -5,7 +5,8 @@ Each reads its row from the trace with the loader's own mapping
 `route` over ``dataset=mlflow_traces`` sees, and scores it with the same object `route`
 uses (the gate, the registered pyfunc model, the verifier): the same risk on the same
 trace. A trace the mapping cannot read gets a feedback with an error naming why, not a
-made-up number.
+made-up number. Rows given to `mlflow.genai.evaluate` as a DataFrame of ``inputs`` and
+``outputs`` (no retriever span) are scored from ``inputs["context"]`` (`context_key`).
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from runner.data import TraceMapping, TraceProblem, trace_row
+from runner.data import TraceMapping, TraceProblem, evaluated_row
 from runner.routing import INPUT_FIELDS
 from runner.scorers.evidence import lexical_evidence
 
 SOURCE_ID = "scorer"
+CONTEXT_KEY = "context"
+"""Where a row evaluated without a retriever span holds its context: ``inputs["context"]``."""
 
 
 def _frame(row: dict[str, Any]) -> pd.DataFrame:
@@ -44,14 +47,21 @@ def _error(name: str, reason: str) -> Any:
                                                      error_message=reason))  # fmt: skip
 
 
-def _make(name: str, mapping: TraceMapping, score: Callable[[dict], tuple]) -> Any:
-    """An MLflow scorer `name` that maps a trace to a row and calls `score(row)`."""
+def _make(
+    name: str, mapping: TraceMapping, score: Callable[[dict], tuple], context_key: str
+) -> Any:
+    """An MLflow scorer `name` that maps a trace (or an evaluated row's ``inputs`` and
+    ``outputs``) to a row and calls `score(row)` (`runner.data.evaluated_row`)."""
     from mlflow.genai.scorers import scorer
 
-    def risk(*, trace: Any = None) -> Any:
-        if trace is None:
-            return _error(name, "no trace: evaluate on traces (mlflow.search_traces)")
-        row = trace_row(trace, mapping)
+    def risk(*, inputs: Any = None, outputs: Any = None, trace: Any = None) -> Any:
+        if trace is None and inputs is None:
+            return _error(
+                name,
+                "nothing to score: evaluate traces (mlflow.search_traces) or rows with "
+                f"inputs={{'question': ..., {context_key!r}: ...}} and outputs=<the answer>",
+            )
+        row = evaluated_row(trace, inputs, outputs, mapping, context_key)
         if isinstance(row, TraceProblem):
             return _error(name, row.reason)
         value, rationale, metadata = score(row)
@@ -60,11 +70,14 @@ def _make(name: str, mapping: TraceMapping, score: Callable[[dict], tuple]) -> A
     return scorer(risk, name=name)
 
 
-def gate_scorer(gate: Any, name: str, mapping: TraceMapping | None = None) -> Any:
+def gate_scorer(
+    gate: Any, name: str, mapping: TraceMapping | None = None, context_key: str = CONTEXT_KEY
+) -> Any:
     """A scorer from a zero-shot gate (or any fitted gate): value = ``gate.score`` of the row.
 
     The rationale names the answer tokens the context does not hold and the weakest
-    sentence (`runner.scorers.evidence`).
+    sentence (`runner.scorers.evidence`). `context_key`: where an evaluated row without a
+    retriever span holds its context (``inputs[context_key]``).
     """
 
     def score(row: dict) -> tuple:
@@ -72,7 +85,7 @@ def gate_scorer(gate: Any, name: str, mapping: TraceMapping | None = None) -> An
         evidence = lexical_evidence(row["question"], row["context"], row["answer"])
         return risk, f"risk {risk:.4f}; {evidence.text()}", {"gate": name}
 
-    return _make(name, mapping or TraceMapping(), score)
+    return _make(name, mapping or TraceMapping(), score, context_key)
 
 
 def registered_gate_scorer(
@@ -80,6 +93,7 @@ def registered_gate_scorer(
     tracking_uri: str,
     name: str = "ragscope_gate_risk",
     mapping: TraceMapping | None = None,
+    context_key: str = CONTEXT_KEY,
 ) -> Any:
     """A scorer from a registered routing model: value = the risk `route` gives the row.
 
@@ -107,10 +121,12 @@ def registered_gate_scorer(
         }
         return risk, rationale, meta
 
-    return _make(name, mapping or TraceMapping(), score)
+    return _make(name, mapping or TraceMapping(), score, context_key)
 
 
-def verifier_scorer(verifier: Any, name: str, mapping: TraceMapping | None = None) -> Any:
+def verifier_scorer(
+    verifier: Any, name: str, mapping: TraceMapping | None = None, context_key: str = CONTEXT_KEY
+) -> Any:
     """A scorer from a verifier (`runner.verifiers`): value = its risk on the row.
 
     The model is loaded on the first trace (``verifier.load()`` when it has one), as the
@@ -126,4 +142,4 @@ def verifier_scorer(verifier: Any, name: str, mapping: TraceMapping | None = Non
         evidence = lexical_evidence(row["question"], row["context"], row["answer"])
         return risk, f"{name} risk {risk:.4f}; {evidence.text()}", {"verifier": name}
 
-    return _make(name, mapping or TraceMapping(), score)
+    return _make(name, mapping or TraceMapping(), score, context_key)

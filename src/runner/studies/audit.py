@@ -68,6 +68,8 @@ class Audit(Study, name="audit", params=Params, titles=TITLES):
             "marked_rows": data.info["marked_rows"],
             "accepted_rows": data.info["accepted_rows"],
         }
+        if data.info.get("routing_run_id"):  # audit labels read from traces: whose sample
+            result.extra["audit.json"]["routing_run_id"] = data.info["routing_run_id"]
         result.model_link = ModelLink(name, version, "last_audit_run")
         result.tags["audit_verdict"] = est.verdict
         return result

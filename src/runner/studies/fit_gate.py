@@ -72,8 +72,8 @@ class FitGate(Study, name="fit_gate", params=Params, titles=TITLES):
 
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
         """OOF scores -> thresholds -> fit on all rows -> a `ModelSpec` to register."""
-        routing, data = routing_or_defaults(inputs.routing), inputs.data
-        report.require_labels(data, "fit_gate")
+        routing = routing_or_defaults(inputs.routing)
+        data = report.require_labels(inputs.data, "fit_gate")
         name = routing.gate
         gate = inputs.require("gates")[name]
         frame = with_lexical_features(data.frame, inputs.cache_dir).reset_index(drop=True)

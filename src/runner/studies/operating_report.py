@@ -69,8 +69,7 @@ class OperatingReport(Study, name="operating_report", params=Params, titles=TITL
 
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
         """Score every gate out of fold and report the operating points with intervals."""
-        data = inputs.data
-        report.require_labels(data, "operating_report")
+        data = report.require_labels(inputs.data, "operating_report")
         gates, boot = inputs.require("gates"), inputs.require("bootstrap")
         frame = with_lexical_features(data.frame, inputs.cache_dir).reset_index(drop=True)
         splitter = inputs.require("split")
