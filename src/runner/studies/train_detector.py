@@ -109,6 +109,7 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
         detector: DetectorConf = inputs.require("detector")
         conf: TrainConf = inputs.require("train")
         detector.input_rule()
+        detector.check_recipe()
         conf.settings()
         backbone_folder(detector.backbone)
 
@@ -120,6 +121,10 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
         from runner.verifiers import resolve_source
 
         detector: DetectorConf = inputs.require("detector")
+        if detector.recipe == "sentence":  # runner.studies._sentence_recipe
+            from runner.studies._sentence_recipe import run_sentence
+
+            return run_sentence(self, inputs, params)
         conf: TrainConf = inputs.require("train")
         data = inputs.require("data")
         rule, settings = detector.input_rule(), conf.settings()
@@ -138,7 +143,9 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
             {
                 "backbone": backbone_sha,
                 "data": data.fingerprint,
-                "detector": asdict(detector),
+                # the sentence recipe's settings leave the token recipe's key unchanged
+                "detector": {k: v for k, v in asdict(detector).items()
+                             if k not in ("recipe", "aggregate")},
                 "train": {k: v for k, v in asdict(conf).items()
                           if k not in ("time_budget_min", "threads", "device")},
             }
