@@ -18,6 +18,7 @@ two recipes are compared on the same 600 rows, and test is never read. The folde
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -29,15 +30,19 @@ from runner.errors import ConfigError
 from runner.results import StudyResult
 from runner.studies.contract import Inputs
 from runner.verifiers import (
+    AGGREGATES,
     backbone_folder,
+    build_pairs,
     choose_threshold,
+    example_risks,
     folder_sha256,
     gold_spans,
+    pair_metrics,
+    predict_pair_probs,
     resolve_source,
+    train_sentences,
     write_detector_card,
 )
-from runner.verifiers.sentence_pairs import AGGREGATES, build_pairs, example_risks
-from runner.verifiers.sentence_training import pair_metrics, predict_pair_probs, train_sentences
 
 log = logging.getLogger(__name__)
 
@@ -81,20 +86,31 @@ def labelled_pairs(tokenizer, rule, rows):
     )
 
 
-def run_sentence(study, inputs: Inputs, params) -> StudyResult:
-    """Split, build pairs, train (resumable), choose the threshold, hand over the model."""
+def run_sentence(
+    study,
+    inputs: Inputs,
+    params,
+    split: Callable,
+    sample: Callable,
+    by_task: Callable,
+    plan_key: Callable,
+) -> StudyResult:
+    """Split, build pairs, train (resumable), choose the threshold, hand over the model.
+
+    `split`, `sample`, `by_task` and `plan_key` are `runner.studies.train_detector`'s
+    (passed in, not imported: that module dispatches here), so both recipes hold out the
+    same validation rows and key their checkpoints the same way.
+    """
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-    from runner.studies.train_detector import _by_task, _sample, grouped_split, plan_key
 
     detector = inputs.require("detector")
     conf = inputs.require("train")
     data = inputs.require("data")
     rule, settings = detector.input_rule(), conf.settings()
-    train_part, val_part = grouped_split(data.frame, conf.val_share, settings.seed)
-    train_rows = _sample(train_part, conf.max_examples, settings.seed, 2)
-    val_rows = _sample(val_part, conf.val_max_examples, settings.seed, 3)
+    train_part, val_part = split(data.frame, conf.val_share, settings.seed)
+    train_rows = sample(train_part, conf.max_examples, settings.seed, 2)
+    val_rows = sample(val_part, conf.val_max_examples, settings.seed, 3)
     source = resolve_source(backbone_folder(detector.backbone))
     tokenizer = AutoTokenizer.from_pretrained(source)
     torch.manual_seed(settings.seed)
@@ -156,7 +172,7 @@ def run_sentence(study, inputs: Inputs, params) -> StudyResult:
         "validation": {
             **done.best,
             "threshold": threshold,
-            "by_task": _by_task(val_rows, risk),
+            "by_task": by_task(val_rows, risk),
             "aggregates": aggregates,
             "length_baseline": length_baseline(val_rows),
         },

@@ -124,7 +124,9 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
         if detector.recipe == "sentence":  # runner.studies._sentence_recipe
             from runner.studies._sentence_recipe import run_sentence
 
-            return run_sentence(self, inputs, params)
+            shared = {"split": grouped_split, "sample": _sample, "by_task": _by_task,
+                      "plan_key": plan_key}  # fmt: skip
+            return run_sentence(self, inputs, params, **shared)
         conf: TrainConf = inputs.require("train")
         data = inputs.require("data")
         rule, settings = detector.input_rule(), conf.settings()

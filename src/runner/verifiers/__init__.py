@@ -28,6 +28,8 @@ from runner.verifiers.hhem import HHEM_TEMPLATE, HHEMVerifier
 from runner.verifiers.lettuce_detect import LettuceDetectVerifier, TokenScores
 from runner.verifiers.loading import ModelNotAvailableError, resolve_source, use_registry
 from runner.verifiers.runtime import measure_verifier, score_in_chunks, time_scoring, timing_sample
+from runner.verifiers.sentence_pairs import AGGREGATES, build_pairs, example_risks
+from runner.verifiers.sentence_training import pair_metrics, predict_pair_probs, train_sentences
 from runner.verifiers.token_labels import gold_spans, span_overlap_counts
 
 _ON_FIRST_USE = {
@@ -42,6 +44,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "AGGREGATES",
     "ARTIFACT",
     "FRAME_COLUMNS",
     "HHEM_TEMPLATE",
@@ -58,12 +61,16 @@ __all__ = [
     "TruncationStats",
     "Verifier",
     "backbone_folder",
+    "build_pairs",
     "build_verifier",
     "choose_threshold",
+    "example_risks",
     "folder_sha256",
     "gold_spans",
     "label_segments",
     "measure_verifier",
+    "pair_metrics",
+    "predict_pair_probs",
     "predict_token_probs",
     "read_detector_card",
     "resolve_source",
@@ -75,6 +82,7 @@ __all__ = [
     "timing_sample",
     "top_k_sentences",
     "train",
+    "train_sentences",
     "use_registry",
     "write_detector_card",
 ]
