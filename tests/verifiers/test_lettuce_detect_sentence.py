@@ -43,15 +43,15 @@ def folder(tmp_path_factory):
     return save_tiny_sentence_detector(tmp_path_factory.mktemp("sentence"), seed=7, card=card)
 
 
-def _pair_probs(folder) -> tuple[np.ndarray, object]:
-    """P(unsupported) of each (evidence, sentence) input, one input at a time."""
+def _pair_probs(folder, frame: pd.DataFrame = FRAME) -> tuple[np.ndarray, object]:
+    """P(unsupported) of each (evidence, sentence) input of `frame`, one input at a time."""
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(str(folder))
     model = AutoModelForSequenceClassification.from_pretrained(str(folder)).eval()
-    pairs = build_pairs(tokenizer, RULE, FRAME.question, FRAME.context, FRAME.answer,
-                        FRAME.example_id)  # fmt: skip
+    pairs = build_pairs(tokenizer, RULE, frame.question, frame.context, frame.answer,
+                        frame.example_id)  # fmt: skip
     probs = []
     with torch.no_grad():
         for ids, types in zip(pairs.encoded.input_ids, pairs.encoded.token_type_ids, strict=True):
@@ -93,3 +93,21 @@ def test_the_pyfunc_scores_a_sentence_folder_like_the_verifier(folder):
     out = model.predict(None, FRAME[["question", "context", "answer"]])
     probs, _ = _pair_probs(folder)
     np.testing.assert_allclose(out["risk"], [1 - np.prod(1 - probs[:3]), probs[3]], atol=1e-5)
+
+
+def test_a_sentence_folder_is_a_claim_verifier_for_s1(folder):
+    """S1 of the claim study: a one-sentence claim's score is that sentence's probability."""
+    from runner.claims.span_detector import SpanDetector
+
+    verifier = LettuceDetectVerifier(model=str(folder), batch_size=4, evidence="full_context")
+    detector = SpanDetector(verifier)
+    claims = ["Paris is in France.", "The shop closes at five."]
+    passages = [[FRAME.context[0]], [FRAME.context[1]]]
+    scores = detector.score(["", ""], claims, passages)
+    frame = pd.DataFrame(
+        {"example_id": ["c0", "c1"], "question": ["", ""],
+         "context": ["\n\n".join(p) for p in passages], "answer": claims}
+    )  # fmt: skip
+    probs, pairs = _pair_probs(folder, frame)
+    assert pairs.example_of.tolist() == [0, 1]  # one sentence per claim
+    np.testing.assert_allclose(scores.max_prob, probs, atol=1e-5)
