@@ -440,8 +440,8 @@ def train(
         metrics.update(step=step, epoch=step / per_epoch, reason=reason)
         evaluations.append(metrics)
         log.info(
-            "validation at step %d: AUROC %.3f AP %.3f %s %.3f", step, metrics["auroc"],
-            metrics["ap"], settings.select_by, metrics[settings.select_by],
+            "validation at step %d: AUROC %.3f AP %.3f token F1 %.3f",
+            step, metrics["auroc"], metrics["ap"], metrics["token_f1"],
         )  # fmt: skip
         if _better(metrics[settings.select_by], None if best is None else best["value"],
                    best is None):  # fmt: skip
