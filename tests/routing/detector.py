@@ -43,6 +43,30 @@ def save_tiny_detector(folder: Path, seed: int = 0) -> Path:
     return folder
 
 
+def save_tiny_sentence_detector(folder: Path, seed: int = 0, card: dict | None = None) -> Path:
+    """A random 2-layer BERT sequence classifier (2 labels), the backbone of the sentence
+    recipe; with `card`, a ``detector.json`` beside it (a trained sentence folder)."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    tokenizer = AutoTokenizer.from_pretrained(str(minilm_dir()))
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=512,
+        num_labels=2,
+    )
+    torch.manual_seed(seed)
+    BertForSequenceClassification(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    if card is not None:
+        (Path(folder) / "detector.json").write_text(json.dumps(card))
+    return folder
+
+
 def ragtruth_file(
     path: Path, per_task: int = 30, tasks: tuple[str, ...] = ("QA", "Summary")
 ) -> Path:

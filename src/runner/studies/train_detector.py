@@ -1,6 +1,7 @@
-"""Train a local token detector with LettuceDetect's recipe and register it.
+"""Train a local detector and register it: the token recipe (LettuceDetect's) or the
+sentence recipe (each answer sentence against its best evidence), `runner.verifiers.recipes`.
 
-The recipe (`runner.verifiers.detector_training`) on any encoder (``detector.backbone``,
+The recipe (``detector.recipe``) on any encoder (``detector.backbone``,
 the shipped MiniLM-L6 by default), on any data set whose frame carries answer spans
 (RAGTruth train by default). A validation split of the training data, grouped by context
 (``group_id``), picks the kept weights and the example threshold (best F1); nothing of a
@@ -13,15 +14,11 @@ the same command rerun after a kill resumes where it stopped.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from runner.data import sha256_file
 from runner.errors import ConfigError
@@ -37,20 +34,25 @@ from runner.verifiers import (
     alias_version,
     answer_length_ap,
     backbone_folder,
+    by_task,
     champion_on,
     check_tokenizer_present,
+    check_training_data,
     check_training_folder,
     check_weights_present,
     choose_threshold,
     decide,
     existing_version,
     folder_sha256,
-    label_segments,
-    predict_token_probs,
+    grouped_split,
+    plan_key,
+    plan_settings,
     resolve_device,
+    resolve_source,
     rows_fingerprint,
+    sample_rows,
     signature,
-    train,
+    train_recipe,
     verifier_ap,
     write_detector_card,
 )
@@ -71,68 +73,8 @@ class Params:
     checkpoint_dir: str | None = None
 
 
-def grouped_split(
-    frame: pd.DataFrame, share: float, seed: int
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(train, validation): whole context groups go to validation, about `share` of rows."""
-    if not 0.0 < share < 1.0:
-        raise ConfigError(f"train.val_share must be in (0, 1), got {share}")
-    groups = np.array(sorted(frame["group_id"].astype(str).unique()))
-    rng = np.random.default_rng([seed, 1])
-    held = set(groups[rng.permutation(len(groups))[: max(1, round(share * len(groups)))]])
-    mask = frame["group_id"].astype(str).isin(held).to_numpy()
-    return frame[~mask].reset_index(drop=True), frame[mask].reset_index(drop=True)
-
-
-def _sample(frame: pd.DataFrame, n: int | None, seed: int, salt: int) -> pd.DataFrame:
-    if n is None or n >= len(frame):
-        return frame
-    rows = np.sort(np.random.default_rng([seed, salt]).choice(len(frame), n, replace=False))
-    return frame.iloc[rows].reset_index(drop=True)
-
-
-def _by_task(rows: pd.DataFrame, risk: np.ndarray) -> dict[str, dict[str, float | None]]:
-    """Validation AUROC / AP of the kept weights within each task (None: one class)."""
-    from sklearn.metrics import average_precision_score, roc_auc_score
-
-    out = {}
-    for task in sorted(rows["task"].astype(str).unique()):
-        mask = (rows["task"].astype(str) == task).to_numpy()
-        y = rows["label"].to_numpy(int)[mask]
-        two = len(set(y.tolist())) == 2
-        out[task] = {
-            "rows": int(mask.sum()),
-            "auroc": float(roc_auc_score(y, risk[mask])) if two else None,
-            "ap": float(average_precision_score(y, risk[mask])) if two else None,
-        }
-    return out
-
-
-def plan_key(parts: dict) -> str:
-    """A short hash of everything that decides the trained weights."""
-    text = json.dumps(parts, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def check_training_data(data: Any) -> None:
-    """The loaded data can train a token detector: it has answer spans and is not a test
-    split. Checked first thing after the load, before a tokenizer or weights are read."""
-    if "spans" not in data.frame.columns:
-        raise ConfigError(
-            f"experiment=train_detector needs span labels (which characters of an answer are "
-            f"unsupported); data set {data.name!r} has only a response label: train on "
-            f"RAGTruth (the default, or dataset=ragtruth_jsonl dataset.path=DIR "
-            f"dataset.split=train)"
-        )
-    if str((data.info or {}).get("split")) == "test":
-        raise ConfigError(
-            f"experiment=train_detector never trains on a test split: data set {data.name!r} "
-            f"was loaded with split=test; set dataset.split=train"
-        )
-
-
 class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
-    """Fine-tune a token classifier on answer spans; keep the best; register it."""
+    """Fine-tune a detector on answer spans; keep the best; register it if it is better."""
 
     def check(self, inputs: Inputs, params: Params) -> None:
         """The detector and train groups are set and valid, the device exists and the
@@ -140,6 +82,7 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
         detector: DetectorConf = inputs.require("detector")
         conf: TrainConf = inputs.require("train")
         detector.input_rule()
+        detector.check_recipe()
         resolve_device(conf.settings().device)
         folder = backbone_folder(detector.backbone)
         if Path(folder).is_dir():
@@ -147,11 +90,9 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
             check_tokenizer_present(folder, "detector.backbone")
 
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
-        """Split, tokenise, train (resumable), choose the threshold, hand over the model."""
-        import torch
-        from transformers import AutoModelForTokenClassification, AutoTokenizer
-
-        from runner.verifiers import resolve_source
+        """Split, train with the recipe (resumable), choose the threshold, hand over the
+        model under the alias the promotion rule gives it."""
+        from transformers import AutoTokenizer
 
         detector: DetectorConf = inputs.require("detector")
         conf: TrainConf = inputs.require("train")
@@ -159,15 +100,15 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
         check_training_data(data)
         rule, settings = detector.input_rule(), conf.settings()
         train_part, val_part = grouped_split(data.frame, conf.val_share, settings.seed)
-        train_rows = _sample(train_part, conf.max_examples, settings.seed, 2)
-        val_rows = _sample(val_part, conf.val_max_examples, settings.seed, 3)
+        train_rows = sample_rows(train_part, conf.max_examples, settings.seed, 2)
+        val_rows = sample_rows(val_part, conf.val_max_examples, settings.seed, 3)
         source = resolve_source(backbone_folder(detector.backbone))
         backbone_sha = folder_sha256(source)
         key = plan_key(
             {
                 "backbone": backbone_sha,
                 "data": data.fingerprint,
-                "detector": asdict(detector),
+                "detector": plan_settings(detector),
                 "train": {k: v for k, v in asdict(conf).items()
                           if k not in ("time_budget_min", "threads", "device")},
             }
@@ -179,38 +120,30 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
             )
         out_dir = Path(root) / "detector_training" / key
         check_training_folder(out_dir)  # an earlier attempt's files, before any loading
-        tokenizer = AutoTokenizer.from_pretrained(source)
-        torch.manual_seed(settings.seed)
-        model = AutoModelForTokenClassification.from_pretrained(source, num_labels=2)
-        if detector.freeze_embeddings:
-            for p in model.base_model.embeddings.parameters():
-                p.requires_grad_(False)
         log.info(
-            "training %s on %d rows (validation %d rows, %d groups held out); checkpoints in %s",
-            detector.backbone, len(train_rows), len(val_rows),
+            "training %s (recipe %s) on %d rows (validation %d rows, %d groups held out); "
+            "checkpoints in %s",
+            detector.backbone, detector.recipe, len(train_rows), len(val_rows),
             val_part["group_id"].nunique(), out_dir,
         )  # fmt: skip
-        train_data = label_segments(tokenizer, rule, train_rows)
-        val_data = label_segments(tokenizer, rule, val_rows)
-        done = train(model, tokenizer, train_data, val_data, settings, out_dir, inputs.progress)
-        best = AutoModelForTokenClassification.from_pretrained(done.best_dir)
-        probs = predict_token_probs(
-            best, val_data, tokenizer.pad_token_id, "cpu", settings.eval_batch_size
-        )
-        risk = np.zeros(len(val_rows))
-        for k, p in enumerate(probs):
-            owner = val_data.segments.example_of[k]
-            risk[owner] = max(risk[owner], float(p.max()) if len(p) else 0.0)
-        threshold = choose_threshold(val_rows["label"].to_numpy(int), risk)
-        by_task = _by_task(val_rows, risk)
+        trained = train_recipe(
+            detector.recipe, source, AutoTokenizer.from_pretrained(source), rule, settings,
+            detector, (train_rows, val_rows), out_dir, inputs.progress,
+        )  # fmt: skip
+        done = trained.done
+        threshold = choose_threshold(val_rows["label"].to_numpy(int), trained.risk)
         card = {
-            "recipe": "lettucedetect token classification",
+            **{k: v for k, v in trained.card.items() if k != "input_stats"},
             "backbone": detector.backbone,
             "backbone_source": source,
             "backbone_sha256": backbone_sha,
             "input_rule": rule.to_dict(),
             "threshold": threshold["threshold"],
-            "validation": {**done.best, "threshold": threshold, "by_task": by_task},
+            "validation": {
+                **done.best,
+                "threshold": threshold,
+                "by_task": by_task(val_rows, trained.risk),
+            },
             "training": {
                 "data": data.name,
                 "data_fingerprint": data.fingerprint,
@@ -229,16 +162,15 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
                 "settings": asdict(settings),
                 "plan_key": key,
             },
-            "input_stats": {
-                "train": train_data.segments.stats.to_dict(),
-                "validation": val_data.segments.stats.to_dict(),
-            },
+            "input_stats": trained.card["input_stats"],
         }
         write_detector_card(done.best_dir, card)  # the verifier scoring it reads the rule
         promotion = self._promotion(inputs, detector, settings, val_rows, done.best_dir, key)
         card["promotion"] = promotion.to_dict()
         write_detector_card(done.best_dir, card)
         result = self._result(inputs, detector, card, done, threshold, train_rows, promotion)
+        for row, column, value in trained.cells:
+            result.add("validation", row, column, value)
         result.extra["validation_rows.json"] = {
             "example_ids": val_rows["example_id"].astype(str).tolist(),
             "sha256": promotion.validation_rows_sha256,

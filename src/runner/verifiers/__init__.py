@@ -41,8 +41,19 @@ from runner.verifiers.promotion import (
     rows_fingerprint,
     verifier_ap,
 )
+from runner.verifiers.recipes import Trained, train_recipe
 from runner.verifiers.runtime import measure_verifier, score_in_chunks, time_scoring, timing_sample
+from runner.verifiers.sentence_pairs import AGGREGATES, build_pairs, example_risks
+from runner.verifiers.sentence_training import pair_metrics, predict_pair_probs, train_sentences
 from runner.verifiers.token_labels import gold_spans, span_overlap_counts
+from runner.verifiers.training_rows import (
+    by_task,
+    check_training_data,
+    grouped_split,
+    plan_key,
+    plan_settings,
+    sample_rows,
+)
 
 _ON_FIRST_USE = {
     name: "runner.verifiers.detector_model"
@@ -56,6 +67,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "AGGREGATES",
     "ARTIFACT",
     "CANDIDATE_ALIAS",
     "FRAME_COLUMNS",
@@ -71,28 +83,39 @@ __all__ = [
     "Promotion",
     "TokenScores",
     "TrainConf",
+    "Trained",
     "TruncationStats",
     "Verifier",
     "alias_version",
     "answer_length_ap",
     "backbone_folder",
+    "build_pairs",
     "build_verifier",
+    "by_task",
     "champion_on",
     "check_tokenizer_present",
+    "check_training_data",
     "check_training_folder",
     "check_weights_present",
     "choose_threshold",
     "decide",
+    "example_risks",
     "existing_version",
     "folder_sha256",
     "gold_spans",
+    "grouped_split",
     "label_segments",
     "measure_verifier",
+    "pair_metrics",
+    "plan_key",
+    "plan_settings",
+    "predict_pair_probs",
     "predict_token_probs",
     "read_detector_card",
     "resolve_device",
     "resolve_source",
     "rows_fingerprint",
+    "sample_rows",
     "score_in_chunks",
     "select_evidence",
     "signature",
@@ -101,6 +124,8 @@ __all__ = [
     "timing_sample",
     "top_k_sentences",
     "train",
+    "train_recipe",
+    "train_sentences",
     "use_registry",
     "verifier_ap",
     "write_detector_card",

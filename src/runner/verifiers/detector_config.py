@@ -30,6 +30,25 @@ def _input_rule(self: Any) -> InputRule:
     return InputRule(**{f.name: getattr(self, f.name) for f in fields(InputRule)})
 
 
+RECIPES = ("token", "sentence")
+
+
+def _check_recipe(self: Any) -> None:
+    """``recipe`` and ``aggregate`` name known ones (a ConfigError naming the key)."""
+    from runner.errors import ConfigError
+    from runner.verifiers.sentence_pairs import AGGREGATES
+
+    if self.recipe not in RECIPES:
+        raise ConfigError(f"detector.recipe {self.recipe!r} not in {RECIPES}")
+    if self.aggregate not in AGGREGATES:
+        raise ConfigError(f"detector.aggregate {self.aggregate!r} not in {AGGREGATES}")
+    if self.recipe == "sentence" and self.rule != "evidence":
+        raise ConfigError(
+            f"detector.recipe=sentence selects evidence per sentence: detector.rule must be "
+            f"'evidence', got {self.rule!r}"
+        )
+
+
 def _settings(self: Any) -> TrainSettings:
     """The optimisation settings (validated)."""
     return TrainSettings(**{f.name: getattr(self, f.name) for f in fields(TrainSettings)})
@@ -39,12 +58,18 @@ DetectorConf = make_dataclass(
     "DetectorConf",
     [
         ("backbone", str, field(default="minilm_l6")),
+        # token: LettuceDetect's token classification over the whole answer; sentence:
+        # each answer sentence with its best evidence, sequence classification
+        # (runner.verifiers.sentence_pairs); aggregate: how the sentence recipe turns its
+        # sentences' probabilities into the example risk
+        ("recipe", str, field(default="token")),
+        ("aggregate", str, field(default="max")),
         *fields_of(InputRule, max_length=TRAINING_MAX_LENGTH),  # declared once, in InputRule
         ("freeze_embeddings", bool, field(default=True)),
         ("model_name", str, field(default="ragtruth_detector")),
         ("alias", str, field(default="champion")),
     ],
-    namespace={"input_rule": _input_rule},
+    namespace={"input_rule": _input_rule, "check_recipe": _check_recipe},
 )
 DetectorConf.__module__ = __name__
 DetectorConf.__doc__ = """What is trained: the backbone, its input rule (the fields of

@@ -329,6 +329,8 @@ def train(
     progress: bool = True,
     on_step: Callable[[int, float], None] | None = None,
     stop_after_steps: int | None = None,
+    tensors: Callable[..., dict] | None = None,
+    evaluate_fn: Callable[..., dict] | None = None,
 ) -> TrainResult:
     """Fine-tune `model` (an ``AutoModelForTokenClassification``) and keep the best weights.
 
@@ -347,6 +349,12 @@ def train(
         Called with (step, loss) after every optimiser step (e.g. MLflow logging).
     stop_after_steps : int, optional
         Stop (without evaluating) after this many steps of this call: simulates a kill.
+    tensors, evaluate_fn : callable, optional
+        Another recipe's batch builder ``(data, rows, pad_id, device, use_types) -> dict``
+        and validation ``(model, data, pad_id, device, batch_size) -> dict`` (with the
+        ``select_by`` measure); default: this module's token-classification ones. The
+        sentence recipe (`runner.verifiers.sentence_training`) passes its own, so both
+        recipes share one seeded, resumable loop.
 
     Returns
     -------
@@ -355,6 +363,8 @@ def train(
     import torch
     from tqdm.auto import tqdm
 
+    tensors = tensors or _tensors
+    evaluate_fn = evaluate_fn or evaluate
     device = resolve_device(settings.device)
     if settings.threads:
         torch.set_num_threads(int(settings.threads))
@@ -427,7 +437,7 @@ def train(
 
     def run_eval(reason: str) -> None:
         nonlocal best
-        metrics = evaluate(model, val_data, pad_id, device, settings.eval_batch_size)
+        metrics = evaluate_fn(model, val_data, pad_id, device, settings.eval_batch_size)
         metrics.update(step=step, epoch=step / per_epoch, reason=reason)
         evaluations.append(metrics)
         log.info(
@@ -458,7 +468,7 @@ def train(
             lengths, settings.batch_size, settings.pool_batches, settings.seed, epoch
         )
         for rows in batches[step - epoch * per_epoch :]:
-            batch = _tensors(train_data, rows, pad_id, device, use_types)
+            batch = tensors(train_data, rows, pad_id, device, use_types)
             loss = model(**batch).loss
             loss.backward()
             optimizer.step()

@@ -21,6 +21,13 @@ tokens that are only whitespace (byte-level BPE's lone spaces) are left out. Exa
 risk is configurable: ``max_prob`` (largest token probability) or ``flagged_share`` (share of
 answer tokens with probability above ``threshold``). ``token_scores`` is the stable API the
 claim-verification study uses.
+
+A folder trained with the sentence recipe (``detector.json`` ``recipe: sentence``,
+`runner.verifiers.sentence_pairs`) is loaded as a sequence classifier and scored the way it
+was trained: each answer sentence with its best evidence; the example risk (``max_prob``)
+is the card's ``aggregate`` of the sentences' probabilities (``max`` makes it the largest
+token probability, as for the token recipe); every token of a sentence carries that
+sentence's probability in ``token_scores`` (so spans are whole sentences).
 """
 
 from __future__ import annotations
@@ -44,9 +51,12 @@ from runner.verifiers.detector_inputs import (
 )
 from runner.verifiers.encoding import Encoded, encode_pairs
 from runner.verifiers.loading import LoadedModel, resolve_source
+from runner.verifiers.sentence_pairs import build_pairs, example_risks
 
 HALLUCINATED_CLASS = 1
 RISKS = ("max_prob", "flagged_share")
+SENTENCE_RECIPE = "sentence"
+"""``recipe`` of a sentence-recipe folder's ``detector.json``."""
 __all__ = ["QA_TEMPLATE", "SUMMARY_TEMPLATE", "LettuceDetectVerifier", "format_prompt"]
 
 
@@ -91,9 +101,25 @@ class LettuceDetectVerifier(Verifier):
         if self.input_rule is not None and self.input_rule not in RULES:
             raise ConfigError(f"lettucedetect: input_rule {self.input_rule!r} not in {RULES}")
 
-    def _model_class(self) -> type:
-        from transformers import AutoModelForTokenClassification
+    def _trained_card(self) -> dict[str, Any] | None:
+        """``detector.json`` of the model folder (None: random weights or no card)."""
+        if self.weights != "pretrained":
+            return None
+        from runner.verifiers.detector_training import read_detector_card
 
+        return read_detector_card(resolve_source(self.model, self.revision))
+
+    def sentence_recipe(self) -> bool:
+        """Whether the loaded (or to-be-loaded) weights were trained by the sentence recipe."""
+        card = getattr(self, "_card", None)
+        return bool(card) and card.get("recipe") == SENTENCE_RECIPE
+
+    def _model_class(self) -> type:
+        from transformers import AutoModelForSequenceClassification, AutoModelForTokenClassification
+
+        self._card = self._trained_card()
+        if self.sentence_recipe():
+            return AutoModelForSequenceClassification
         return AutoModelForTokenClassification
 
     def _random_model_class(self) -> type:
@@ -107,11 +133,9 @@ class LettuceDetectVerifier(Verifier):
                 f"lettucedetect: model {loaded.name} has "
                 f"{loaded.model.config.num_labels} labels, expected 2"
             )
-        self._card = None
-        if self.weights == "pretrained":
-            from runner.verifiers.detector_training import read_detector_card
-
-            self._card = read_detector_card(resolve_source(self.model, self.revision))
+        self._card = self._trained_card()
+        # the base class's forward reads the head: one logit pair per input for a sentence folder
+        self.head = "sequence" if self.sentence_recipe() else type(self).head
         positions = getattr(loaded.model.config, "max_position_embeddings", None)
         length = self.rule().max_length
         if self.weights == "pretrained" and positions is not None and length > int(positions):
@@ -178,6 +202,10 @@ class LettuceDetectVerifier(Verifier):
             return encode_pairs(
                 self.loaded.tokenizer, prompts, list(answers), self.max_length, ids, offsets=True
             )
+        if self.sentence_recipe():
+            pairs = build_pairs(self.loaded.tokenizer, rule, questions, contexts, answers, ids)
+            self.last_input_stats_ = pairs.stats.to_dict()
+            return pairs.encoded
         segments = build_segments(self.loaded.tokenizer, rule, questions, contexts, answers, ids)
         segments.encoded.example_of = segments.example_of
         self.last_input_stats_ = segments.stats.to_dict()
@@ -221,7 +249,10 @@ class LettuceDetectVerifier(Verifier):
                 raise DataError(
                     "the answer has no tokens to score", row=encoded.example_ids[i], field="answer"
                 )
-            rows.append(tok_logits[np.asarray(keep)])
+            if tok_logits.ndim == 1:  # the sentence recipe: the input's logits on each token
+                rows.append(np.repeat(tok_logits[None, :], len(keep), axis=0))
+            else:
+                rows.append(tok_logits[np.asarray(keep)])
             spans.append(offsets)
         return rows, spans
 
@@ -272,6 +303,11 @@ class LettuceDetectVerifier(Verifier):
         )
 
     def _risk(self, logits: list[np.ndarray], encoded: Encoded) -> np.ndarray:
+        if self.sentence_recipe() and self.risk == "max_prob":
+            probs = np.array([softmax(z)[HALLUCINATED_CLASS] for z in logits])
+            return example_risks(
+                probs, encoded.example_of, int(encoded.example_of.max()) + 1, self.aggregate()
+            )
         scores = self._token_scores(logits, encoded)
         if self.risk == "max_prob":
             return np.array([s.max_prob() for s in scores])
@@ -280,11 +316,33 @@ class LettuceDetectVerifier(Verifier):
     def _risk_logit(self, logits: list[np.ndarray], encoded: Encoded) -> np.ndarray:
         if self.risk != "max_prob":
             raise ConfigError("lettucedetect: risk_logit exists for risk=max_prob only")
+        if self.sentence_recipe():
+            return self._sentence_risk_logit(logits, encoded)
         rows, _ = self._answer_logits(logits, encoded)
         per_input = [(-log_odds_against(z, HALLUCINATED_CLASS)).max() for z in rows]
         if encoded.example_of is None:
             return np.array(per_input)
         return np.array([max(part) for part in _by_example(per_input, encoded.example_of)])
+
+    def aggregate(self) -> str:
+        """How a sentence folder's sentences make the example risk (its card's choice)."""
+        card = getattr(self, "_card", None) or {}
+        return str(card.get("aggregate", "max"))
+
+    def _sentence_risk_logit(self, logits: list[np.ndarray], encoded: Encoded) -> np.ndarray:
+        """The sentence recipe's risk on the log-odds scale (``max`` and ``noisy_or``)."""
+        how = self.aggregate()
+        odds = np.array([-log_odds_against(z, HALLUCINATED_CLASS) for z in logits])
+        parts = _by_example(list(odds), encoded.example_of)
+        if how == "max":
+            return np.array([max(part) for part in parts])
+        if how == "noisy_or":  # s = log prod(1 - p) = -sum softplus(z); logit = log(1 - e^s) - s
+            out = []
+            for part in parts:
+                s = -float(np.sum(np.logaddexp(0.0, np.asarray(part))))
+                out.append(np.log(-np.expm1(s)) - s)
+            return np.array(out)
+        raise ConfigError(f"lettucedetect: risk_logit has no form for aggregate {how!r}")
 
 
 def _by_example(values: list, example_of: np.ndarray) -> list[list]:
