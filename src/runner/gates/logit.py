@@ -23,6 +23,7 @@ from runner.features import (
     DEFAULT_ENCODER,
     SIMILARITY_FEATURE_NAMES,
     TfidfSupport,
+    encoder_folder,
     similarity_features,
 )
 from runner.frames import check_labels
@@ -94,6 +95,10 @@ class LogitGate(BaseEstimator):
         self.similarity = similarity
         self.encoder = encoder
         self.cache_dir = cache_dir
+        if similarity:
+            # A missing encoder package is a config error: fail when the run builds its
+            # parts, before any data is read (a cheap lookup; the model loads on first use).
+            encoder_folder(encoder)
 
     def _names(self) -> list[str]:
         names = check_lexical_names(self.features)
