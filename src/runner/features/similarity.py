@@ -52,6 +52,7 @@ SIMILARITY_THRESHOLDS: tuple[float, ...] = (0.75, 0.6)
 SIMILARITY_VERSION = "similarity-1"  # bump when a feature's definition or the pooling changes
 MAX_LENGTH = 128  # tokens per sentence (the encoder's training length)
 BATCH_SIZE = 64
+WRITE_EVERY = 2048  # sentences encoded between two writes to the disk cache
 MEMORY_KEPT = 200_000
 """Vectors kept in memory per encoder (about 300 MB at 384 dimensions): folds and gates of
 one run reuse them without reading the disk cache again."""
@@ -199,12 +200,13 @@ class SentenceVectors:
             found.update(self._read(missing, wanted))
             missing = [t for t in missing if t not in found]
         self.hits += len(wanted) - len(missing)
-        if missing:
-            # Longest first: batches of similar length pad less; the order is fixed.
-            order = sorted(missing, key=lambda t: (-len(t), t))
-            vectors = self.encoder.encode(order)
-            new = dict(zip(order, vectors, strict=True))
-            self.encoded += len(order)
+        # Longest first: batches of similar length pad less; the order is fixed. Each chunk
+        # is written when done, so an interrupted run keeps what it had encoded.
+        order = sorted(missing, key=lambda t: (-len(t), t))
+        for start in range(0, len(order), WRITE_EVERY):
+            chunk = order[start : start + WRITE_EVERY]
+            new = dict(zip(chunk, self.encoder.encode(chunk), strict=True))
+            self.encoded += len(chunk)
             if self.cache_file is not None:
                 self._write([(wanted[t], v) for t, v in new.items()])
             found.update(new)
