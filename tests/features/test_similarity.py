@@ -110,6 +110,16 @@ def test_deterministic_across_fresh_encoders(tiny_encoder):
     assert first.tobytes() == second.tobytes()
 
 
+def test_a_vector_does_not_depend_on_its_neighbours(tiny_encoder):
+    """What the per-sentence cache relies on: a hit returns exactly what encoding would."""
+    encoder = SentenceEncoder(tiny_encoder, batch_size=2)
+    texts = ["The sky is blue", "Cats bark", "Dogs sleep", "The river flows north", "12"]
+    together = encoder.encode(texts)
+    for i, text in enumerate(texts):
+        assert encoder.encode([text])[0].tobytes() == together[i].tobytes()
+    assert encoder.encode(texts[::-1])[::-1].tobytes() == together.tobytes()
+
+
 def test_a_missing_package_is_one_clear_line(monkeypatch):
     monkeypatch.setitem(ENCODER_PACKAGES, "ghost", "no_such_encoder_package")
     with pytest.raises(ConfigError) as caught:

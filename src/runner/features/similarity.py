@@ -20,9 +20,10 @@ against a context with no sentence has best cosine 0.
 Cost is the embeddings (~36 sentences per RAGTruth example), and contexts repeat (six
 answers each), so a sentence is encoded once: `SentenceVectors` keeps its vector in memory
 and, given a cache folder, in an SQLite file keyed by the encoder's fingerprint (sha256 of
-its files and of the pooling settings) and the sentence's sha256. A vector, once written, is
-what every later run reads, so a run with a warm cache gives the same numbers as the run
-that filled it. Encoding is deterministic: eval mode, no dropout, fixed batch order.
+its files and of the pooling settings) and the sentence's sha256. A sentence is batched only
+with sentences of its own token count (no padding), so its vector does not depend on its
+neighbours and a cache hit returns exactly what encoding would. Encoding is deterministic:
+eval mode, no dropout, fixed order.
 """
 
 from __future__ import annotations
@@ -144,27 +145,46 @@ class SentenceEncoder:
         self._model = AutoModel.from_pretrained(self.folder, dtype=torch.float32).eval()
 
     def encode(self, sentences: Sequence[str]) -> np.ndarray:
-        """Unit vectors of `sentences`, float32, shape ``(len(sentences), dim)``."""
+        """Unit vectors of `sentences`, float32, shape ``(len(sentences), dim)``.
+
+        Sentences are batched only with others of the same token count, so no batch is
+        padded and a sentence's vector is what encoding it alone gives (the tests check the
+        bytes): the cache may then hold it per sentence, whatever its neighbours were.
+        """
         import torch
 
         self._load()
-        out = []
-        with torch.inference_mode():
-            for start in range(0, len(sentences), self.batch_size):
-                batch = self._tokenizer(
-                    list(sentences[start : start + self.batch_size]),
-                    padding=True,
-                    truncation=True,
-                    max_length=self.max_length,
-                    return_tensors="pt",
-                )
-                hidden = self._model(**batch).last_hidden_state
-                mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-                out.append(torch.nn.functional.normalize(pooled, dim=1).numpy())
-        if not out:
+        if not sentences:
             return np.zeros((0, 0), dtype=np.float32)
-        return np.concatenate(out).astype(np.float32, copy=False)
+        texts = list(sentences)
+        lengths = [
+            len(ids)
+            for ids in self._tokenizer(texts, truncation=True, max_length=self.max_length)[
+                "input_ids"
+            ]
+        ]
+        by_length: dict[int, list[int]] = {}
+        for position, length in enumerate(lengths):
+            by_length.setdefault(length, []).append(position)
+        out: np.ndarray | None = None
+        with torch.inference_mode():
+            for length in sorted(by_length):
+                positions = by_length[length]
+                for start in range(0, len(positions), self.batch_size):
+                    rows = positions[start : start + self.batch_size]
+                    batch = self._tokenizer(
+                        [texts[i] for i in rows],
+                        truncation=True,
+                        max_length=self.max_length,
+                        return_tensors="pt",
+                    )
+                    pooled = self._model(**batch).last_hidden_state.mean(dim=1)
+                    vectors = torch.nn.functional.normalize(pooled, dim=1).numpy()
+                    if out is None:
+                        out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
+                    out[rows] = vectors
+        assert out is not None
+        return out
 
 
 def _text_key(text: str) -> bytes:
@@ -200,9 +220,9 @@ class SentenceVectors:
             found.update(self._read(missing, wanted))
             missing = [t for t in missing if t not in found]
         self.hits += len(wanted) - len(missing)
-        # Longest first: batches of similar length pad less; the order is fixed. Each chunk
-        # is written when done, so an interrupted run keeps what it had encoded.
-        order = sorted(missing, key=lambda t: (-len(t), t))
+        # A fixed order; each chunk is written when done, so an interrupted run keeps what
+        # it had encoded.
+        order = sorted(missing)
         for start in range(0, len(order), WRITE_EVERY):
             chunk = order[start : start + WRITE_EVERY]
             new = dict(zip(chunk, self.encoder.encode(chunk), strict=True))
