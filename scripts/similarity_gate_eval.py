@@ -9,7 +9,8 @@ the cost of the recipe is its embeddings, which this measures beside the metrics
   samples them (600, the same rows as the detector's validation); the gates are fitted on
   whole context groups of the train part (``--train-rows``: groups drawn until that many
   rows, so contexts repeat and their sentences are encoded once) and scored on validation.
-- ``test``: the same fit, scored on RAGTruth test, with 95 % context-group bootstrap
+- ``test``: the same fit, scored on RAGTruth test (``--test-rows``: whole context groups
+  drawn until that many rows; default all 2,700), with 95 % context-group bootstrap
   intervals and paired deltas from `runner.evaluation` (1,000 resamples, seed 13).
 
     python scripts/similarity_gate_eval.py validation --out artifacts/similarity_gate
@@ -33,10 +34,12 @@ ROOT = Path(__file__).resolve().parents[1]
 ZERO_SHOT = "unsupported_share_075"
 
 
-def group_sample(frame: pd.DataFrame, rows: int, seed: int) -> pd.DataFrame:
-    """Whole context groups in a seeded order until at least `rows` rows."""
+def group_sample(frame: pd.DataFrame, rows: int | None, seed: int, salt: int) -> pd.DataFrame:
+    """Whole context groups in a seeded order until at least `rows` rows (None: all)."""
+    if rows is None or rows >= len(frame):
+        return frame.reset_index(drop=True)
     groups = np.array(sorted(frame["group_id"].astype(str).unique()))
-    order = groups[np.random.default_rng([seed, 2]).permutation(len(groups))]
+    order = groups[np.random.default_rng([seed, salt]).permutation(len(groups))]
     sizes = frame["group_id"].astype(str).value_counts()
     taken = order[: int(np.searchsorted(np.cumsum(sizes[order].to_numpy()), rows)) + 1]
     mask = frame["group_id"].astype(str).isin(set(taken)).to_numpy()
@@ -141,17 +144,19 @@ def main() -> None:
     parser.add_argument("stage", choices=["validation", "test"])
     parser.add_argument("--train-rows", type=int, default=3000)
     parser.add_argument("--val-rows", type=int, default=600)
+    parser.add_argument("--test-rows", type=int, default=None, help="whole groups; default all")
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--cache-dir", default=str(ROOT / "artifacts" / "cache"))
     parser.add_argument("--out", type=Path, default=ROOT / "artifacts" / "similarity_gate")
     args = parser.parse_args()
 
     train_part, val_part = grouped_split(load_ragtruth(split="train").frame, 0.1, args.seed)
-    fit_rows = group_sample(train_part, args.train_rows, args.seed)
+    fit_rows = group_sample(train_part, args.train_rows, args.seed, 2)
     if args.stage == "validation":
         eval_rows = row_sample(val_part, args.val_rows, args.seed, 3)
     else:
-        eval_rows = load_ragtruth(split="test").frame.reset_index(drop=True)
+        test = load_ragtruth(split="test").frame
+        eval_rows = group_sample(test, args.test_rows, args.seed, 4)
     fit_frame, fit_cost = with_features(fit_rows, args.cache_dir)
     eval_frame, eval_cost = with_features(eval_rows, args.cache_dir)
     y = fit_frame["label"].to_numpy(int)
