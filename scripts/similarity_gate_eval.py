@@ -46,14 +46,6 @@ def group_sample(frame: pd.DataFrame, rows: int | None, seed: int, salt: int) ->
     return frame[mask].reset_index(drop=True)
 
 
-def row_sample(frame: pd.DataFrame, n: int, seed: int, salt: int) -> pd.DataFrame:
-    """The detector's validation sample (`runner.studies.train_detector`'s row sampling)."""
-    if n >= len(frame):
-        return frame
-    rows = np.sort(np.random.default_rng([seed, salt]).choice(len(frame), n, replace=False))
-    return frame.iloc[rows].reset_index(drop=True)
-
-
 def with_features(frame: pd.DataFrame, cache_dir: str) -> tuple[pd.DataFrame, dict]:
     """Lexical + similarity columns, and the similarity features' embedding cost."""
     from runner.features import (
@@ -138,7 +130,7 @@ def bootstrap(rows: pd.DataFrame, scores: dict[str, np.ndarray], seed: int) -> d
 def main() -> None:
     from runner.data import load_ragtruth
     from runner.settings import SEED
-    from runner.studies import grouped_split
+    from runner.verifiers import grouped_split, sample_rows
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("stage", choices=["validation", "test"])
@@ -153,7 +145,7 @@ def main() -> None:
     train_part, val_part = grouped_split(load_ragtruth(split="train").frame, 0.1, args.seed)
     fit_rows = group_sample(train_part, args.train_rows, args.seed, 2)
     if args.stage == "validation":
-        eval_rows = row_sample(val_part, args.val_rows, args.seed, 3)
+        eval_rows = sample_rows(val_part, args.val_rows, args.seed, 3)
     else:
         test = load_ragtruth(split="test").frame
         eval_rows = group_sample(test, args.test_rows, args.seed, 4)

@@ -1,12 +1,10 @@
-"""scripts/similarity_gate_eval.py: its validation rows are the detector's, and its fit and
-test samples are whole context groups."""
+"""scripts/similarity_gate_eval.py: its fit and test samples are whole context groups (its
+validation rows are the detector's own: it calls runner.verifiers.sample_rows)."""
 
 from __future__ import annotations
 
 import pandas as pd
 from tests.conftest import load_script
-
-from runner.studies.train_detector import _sample
 
 script = load_script("similarity_gate_eval")
 
@@ -18,12 +16,6 @@ def frame(groups: int, per_group: int) -> pd.DataFrame:
             "row": range(groups * per_group),
         }
     )
-
-
-def test_validation_rows_are_the_detectors_sample():
-    rows = frame(40, 6)
-    for n in (10, 100, 240, 500):
-        pd.testing.assert_frame_equal(script.row_sample(rows, n, 13, 3), _sample(rows, n, 13, 3))
 
 
 def test_group_sample_takes_whole_groups_until_enough_rows():
