@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -54,6 +55,25 @@ def real_data_dir() -> Path:
     if not (path / "ragtruth" / "test.parquet").exists():
         pytest.fail(f"real data not found at {path}: set RUNNER_DATA_DIR (see README, Data)")
     return path
+
+
+@pytest.fixture(autouse=True)
+def torch_reseeded(request: pytest.FixtureRequest) -> None:
+    """torch's global generator starts every test from the run's seed and the test's name.
+
+    Why: the tests run in a shuffled order (pytest-randomly, see the Makefile), which
+    reseeds `random` and numpy's global generator before each test but not torch's; a tiny
+    model built from a config draws its weights from it, so without this what a test got
+    would depend on the tests that ran before it. Seeded like pytest-randomly's own (run
+    seed + the test's name), so another seed gives other draws: a test that needs
+    particular numbers seeds a generator of its own.
+    """
+    torch = sys.modules.get("torch")
+    if torch is None:  # not imported yet: it starts from its own fixed default seed
+        return
+    seed = request.config.getoption("randomly_seed", default=None)
+    seed = seed if isinstance(seed, int) else 0  # pytest-randomly disabled (-p no:randomly)
+    torch.manual_seed((seed + zlib.crc32(request.node.nodeid.encode())) % 2**32)
 
 
 @pytest.fixture
