@@ -24,7 +24,12 @@ STUDIES := rq1_cheap_signals rq2_grouped_cv rq3_operating_points rq4_verifier_co
 .PHONY: setup test test-fast reproduce tables ui services services-stop services-status slurm slurm-stop bench traffic train-detector detector-eval detector-curve detector-studies hashes \
         lint format clean $(STUDIES)
 
-setup:  ## create .venv and install the project with its pins
+setup:  ## the system packages the tests need (root or sudo), then .venv with the project's pins
+	@if ! command -v apt-get >/dev/null; then \
+	  echo "make setup: no apt-get here: install chromium, chromium-driver, postgresql, slurm-wlm and munge yourself, make test needs them (scripts/ci_system_deps.sh says why)"; \
+	elif ! bash scripts/ci_system_deps.sh; then \
+	  echo "make setup: the system packages are not installed (above); going on with .venv, but make test needs them: run scripts/ci_system_deps.sh as root"; \
+	fi
 	python3.11 -m venv .venv || python3 -m venv .venv
 	$(PIP) install --upgrade pip
 	$(PIP) install torch==2.13.0
@@ -33,12 +38,25 @@ setup:  ## create .venv and install the project with its pins
 	  $(PIP) install --no-cache-dir -e '.[dev,server]'
 	$(PIP) install --no-deps -r requirements-nodeps.txt
 
-test:  ## the whole test suite (what .ci/run calls); "no tests collected" is a failure
-	@$(PY) -m pytest -q; rc=$$?; \
-	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
+# Test order: pytest-randomly shuffles the test modules and the tests in each, and before
+# every test reseeds `random` and numpy's global generator from the seed and the test's name,
+# so a test that passes only after (or without) another one shows up. The seed is the
+# commit's (its first 8 hex digits as a number): each new commit runs a new order, and a
+# rerun of one commit (CI) runs the same order, so no run passes or fails by the luck of its
+# order. The seed is printed first, and again on a failure: `make test SEED=N` replays that
+# order exactly (or `pytest --randomly-seed=N`); `make test SEED=$$RANDOM` tries a new one.
+SEED ?= $(shell h=$$(git rev-parse --short=8 HEAD 2>/dev/null) && echo $$((16#$$h)) || echo 0)
 
-test-fast:  ## skip the slow real-data / real-model tests
-	$(PY) -m pytest -q -m "not slow"
+test:  ## the whole test suite, shuffled by SEED (what .ci/run calls); "no tests collected" is a failure
+	@echo "test order: --randomly-seed=$(SEED) (make test SEED=$(SEED) replays it)"
+	@$(PY) -m pytest -q -p randomly --randomly-seed=$(SEED); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; \
+	if [ $$rc -ne 0 ]; then echo "failed in the order of --randomly-seed=$(SEED): make test SEED=$(SEED) replays it"; fi; \
+	exit $$rc
+
+test-fast:  ## skip the tests marked slow (real data, real models, subprocesses, servers, browsers)
+	@echo "test order: --randomly-seed=$(SEED) (make test-fast SEED=$(SEED) replays it)"
+	$(PY) -m pytest -q -p randomly --randomly-seed=$(SEED) -m "not slow"
 
 $(STUDIES):
 	$(PY) -m runner experiment=$@

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # System packages the test suite needs beyond Python, installed the same way by .ci/run
-# and on a fresh developer machine (as root, or through sudo):
+# and by `make setup` on a fresh developer machine (as root, or through sudo; Debian/apt):
 # - chromium + chromium-driver: the MLflow UI test (tests/test_mlflow_ui.py) opens the
 #   experiment page in headless Chromium and checks what a user sees.
 # - postgresql: the server binaries (initdb, pg_ctl, postgres) for scripts/services.sh and
@@ -24,6 +24,10 @@ if [ ${#missing[@]} -eq 0 ]; then
 fi
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
+  if ! command -v sudo >/dev/null; then
+    echo "scripts/ci_system_deps.sh: missing ${missing[*]}; neither root nor sudo here: run this script as root" >&2
+    exit 2
+  fi
   SUDO="sudo"
 fi
 # postgresql-common would create and start a 'main' cluster on port 5432: not wanted

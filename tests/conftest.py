@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import inspect
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+import zlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from omegaconf import DictConfig, OmegaConf
@@ -53,6 +57,25 @@ def real_data_dir() -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def torch_reseeded(request: pytest.FixtureRequest) -> None:
+    """torch's global generator starts every test from the run's seed and the test's name.
+
+    Why: the tests run in a shuffled order (pytest-randomly, see the Makefile), which
+    reseeds `random` and numpy's global generator before each test but not torch's; a tiny
+    model built from a config draws its weights from it, so without this what a test got
+    would depend on the tests that ran before it. Seeded like pytest-randomly's own (run
+    seed + the test's name), so another seed gives other draws: a test that needs
+    particular numbers seeds a generator of its own.
+    """
+    torch = sys.modules.get("torch")
+    if torch is None:  # not imported yet: it starts from its own fixed default seed
+        return
+    seed = request.config.getoption("randomly_seed", default=None)
+    seed = seed if isinstance(seed, int) else 0  # pytest-randomly disabled (-p no:randomly)
+    torch.manual_seed((seed + zlib.crc32(request.node.nodeid.encode())) % 2**32)
+
+
 @pytest.fixture
 def data_dir() -> Path:
     """Path of the real offline data sets."""
@@ -66,6 +89,57 @@ def run(
     return subprocess.run(
         list(cmd), cwd=cwd, env=dict(env), capture_output=True, text=True, timeout=timeout
     )
+
+
+def run_script(name: str, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    """``python scripts/<name>.py <args>`` in a fresh interpreter, as `make lint` runs it.
+
+    Why a process of its own: CPython 3.11's ``ast.parse`` can raise ``SystemError: AST
+    constructor recursion depth mismatch`` depending on what ran earlier in the same process
+    (python/cpython#106905: the AST constructor's depth counter is interpreter-wide, so a
+    thread an earlier test left parsing, or a failed parse, unbalances it). A check that
+    parses source must fail only on the source, never on test order.
+    """
+    return run(
+        [sys.executable, str(ROOT / "scripts" / f"{name}.py"), *args],
+        env=os.environ,
+        timeout=timeout,
+    )
+
+
+_CALL = """
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("fresh_process_module", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+result = getattr(module, sys.argv[2])(*json.loads(sys.argv[3]))
+print(json.dumps(result))
+"""
+
+
+def call_in_fresh_process(function: Callable[..., Any], *args: Any, timeout: int = 300) -> Any:
+    """``function(*args)`` in a new interpreter; returns what it returned.
+
+    `function` is a module-level function (of a test module or a script), found again by its
+    file and name; its arguments and result travel as JSON. For checks that run
+    ``ast.parse`` (see `run_script` for why they need a process of their own). A failure in
+    the child fails the test with the child's traceback.
+    """
+    result = run(
+        [
+            sys.executable,
+            "-c",
+            _CALL,
+            inspect.getfile(function),
+            function.__name__,
+            json.dumps(args),
+        ],
+        env=os.environ,
+        timeout=timeout,
+    )
+    if result.returncode != 0:
+        pytest.fail(f"{function.__name__} failed in its own process:\n{result.stderr}")
+    return json.loads(result.stdout.splitlines()[-1])
 
 
 def run_runner(

@@ -43,12 +43,14 @@ def add_import(module: Path, line: str) -> None:
     module.write_text(f"{text[:end]}\n{line}  # noqa\n{text[end:]}")
 
 
+@pytest.mark.slow
 def test_the_real_tree_keeps_every_import_contract():
     result = lint(ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "BROKEN" not in result.stdout
 
 
+@pytest.mark.slow
 def test_a_loader_importing_a_study_breaks_the_layers(tree_copy):
     add_import(tree_copy / "src/runner/data/base.py", "import runner.studies.contract")
     result = lint(tree_copy)
@@ -56,6 +58,7 @@ def test_a_loader_importing_a_study_breaks_the_layers(tree_copy):
     assert "runner.data.base -> runner.studies.contract" in result.stdout
 
 
+@pytest.mark.slow
 def test_a_part_importing_another_part_breaks_their_independence(tree_copy):
     add_import(tree_copy / "src/runner/gates/base.py", "import runner.verifiers.base")
     result = lint(tree_copy)
@@ -63,6 +66,7 @@ def test_a_part_importing_another_part_breaks_their_independence(tree_copy):
     assert "runner.gates.base -> runner.verifiers.base" in result.stdout
 
 
+@pytest.mark.slow
 def test_a_study_importing_omegaconf_breaks_the_recipe_rule(tree_copy):
     add_import(tree_copy / "src/runner/studies/rq1_cheap_signals.py", "import omegaconf")
     result = lint(tree_copy)

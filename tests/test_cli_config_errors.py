@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from tests.conftest import run
 
+pytestmark = pytest.mark.slow  # every test runs `python -m runner` in a process of its own
+
 ROOT = Path(__file__).resolve().parents[1]
 
 NO_DATA = """

@@ -6,6 +6,9 @@ imported from the package, whose ``__init__`` re-exports it. Inside a package, m
 their siblings directly (the package's ``__init__`` imports them). Two-letter aliases
 (``scopes as rs``) make call sites unreadable; only the field's conventional third-party
 aliases are allowed.
+
+The checks parse source with ``ast``; each runs in a process of its own (see
+`tests.conftest.run_script` for why).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import importlib
 from pathlib import Path
 
 import pytest
+from tests.conftest import call_in_fresh_process
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "runner"
@@ -66,8 +70,19 @@ def deep_imports(path: Path, root: Path = ROOT) -> list[str]:
     return found
 
 
+def deep_imports_in_tree() -> list[str]:
+    """`deep_imports` of every file under src/ and scripts/."""
+    return [line for path in _files("src", "scripts") for line in deep_imports(path)]
+
+
+def deep_imports_of(path: str, root: str) -> list[str]:
+    """`deep_imports` of one file, for a call in a fresh process (arguments as JSON)."""
+    return deep_imports(Path(path), root=Path(root))
+
+
+@pytest.mark.slow
 def test_outside_its_package_a_public_name_is_imported_from_the_package():
-    found = [line for path in _files("src", "scripts") for line in deep_imports(path)]
+    found = call_in_fresh_process(deep_imports_in_tree)
     assert not found, "import these from their package:\n" + "\n".join(found)
 
 
@@ -78,7 +93,9 @@ def test_every_name_a_package_exports_is_importable_from_it(package):
     assert not missing
 
 
-def test_no_two_letter_module_aliases_in_src():
+def short_aliases_in_src() -> list[str]:
+    """``import x as y`` lines under src/ with a name of two letters or fewer that is not
+    a conventional alias of its module."""
     found = []
     for path in _files("src"):
         for node in ast.walk(ast.parse(path.read_text())):
@@ -87,6 +104,12 @@ def test_no_two_letter_module_aliases_in_src():
                     short = alias.asname
                     if short and len(short) <= 2 and CONVENTIONAL.get(short) != _full(node, alias):
                         found.append(f"{path.relative_to(ROOT)}:{node.lineno} as {short}")
+    return found
+
+
+@pytest.mark.slow
+def test_no_two_letter_module_aliases_in_src():
+    found = call_in_fresh_process(short_aliases_in_src)
     assert not found, "\n".join(found)
 
 
@@ -94,9 +117,11 @@ def _full(node: ast.Import | ast.ImportFrom, alias: ast.alias) -> str:
     return f"{node.module}.{alias.name}" if isinstance(node, ast.ImportFrom) else alias.name
 
 
+@pytest.mark.slow
 def test_the_check_finds_a_deep_import(tmp_path):
     script = tmp_path / "x.py"
     script.write_text(
         "from runner.gates.logit import LogitGate\nfrom runner.gates import TfidfGate\n"
     )
-    assert deep_imports(script, root=tmp_path) == ["x.py:1 runner.gates.logit.LogitGate"]
+    found = call_in_fresh_process(deep_imports_of, str(script), str(tmp_path))
+    assert found == ["x.py:1 runner.gates.logit.LogitGate"]

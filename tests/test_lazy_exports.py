@@ -18,6 +18,7 @@ print('mlflow' in sys.modules)
 """
 
 
+@pytest.mark.slow
 def test_importing_the_packages_does_not_import_mlflow_until_a_pyfunc_name_is_used():
     done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "True"]

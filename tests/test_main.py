@@ -26,6 +26,7 @@ runpy.run_module("runner", run_name="__main__", alter_sys=True)
 """
 
 
+@pytest.mark.slow
 def test_without_data_the_run_stops_at_once_saying_where_to_put_the_files(tmp_path):
     env = {
         **os.environ,

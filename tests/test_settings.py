@@ -160,6 +160,7 @@ def test_the_seed_constant_is_the_runs_default():
     assert RunConfig().seed == settings.SEED == 13
 
 
+@pytest.mark.slow
 def test_a_derived_schema_pickles_by_reference_and_a_fresh_process_derives_it_again(tmp_path):
     """Hydra's launchers (submitit, Slurm, Ray) send the composed config to a job process,
     which has derived nothing yet: the schema type must arrive with its fields."""

@@ -77,7 +77,13 @@ def _carrying(conf: Path) -> list[int]:
 
 @pytest.fixture(scope="module")
 def cluster():
-    """PostgreSQL + mlflow server + one-node Slurm, started and stopped by the script."""
+    """PostgreSQL + mlflow server + one-node Slurm, started and stopped by the script.
+
+    Stopping is checked here, once the module's last test is done in whatever order they ran
+    (a test that stopped the stack would break every test shuffled after it): each service
+    is reported stopped by its PID and runs no more, no slurmstepd, job or daemon of this
+    cluster is left, and services.env is gone.
+    """
     _require_slurm()
     # not under pytest's tmp (mode 700): as root, PostgreSQL runs as `nobody` and must reach
     # it; a short path, too (munged's socket lives in it)
@@ -99,9 +105,18 @@ def cluster():
             # services.env puts the cluster's bin/ (its sacct) before the PATH
             "PATH": os.pathsep.join([str(state / "slurm" / "bin"), os.environ["PATH"]]),
         }
-        yield {"state": state, "status": started.stdout, "pids": _pids(state), "env": env}
-    finally:
+        pids = _pids(state)
+        yield {"state": state, "status": started.stdout, "pids": pids, "env": env}
+        conf = Path(env["SLURM_CONF"])
         stopped = _services("stop", state)
+        assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+        for name in ("slurmd", "slurmctld", "munged", "mlflow", "postgres"):
+            assert f"stopped {name} (PID {pids[name]})" in stopped.stdout
+        assert [n for n, pid in pids.items() if process_running(pid)] == []
+        assert _carrying(conf) == []  # no slurmstepd, job or daemon of this cluster is left
+        assert not (state / "services.env").exists()
+    finally:
+        stopped = _services("stop", state)  # a no-op once stopped above
         assert stopped.returncode == 0, stopped.stdout + stopped.stderr
         shutil.rmtree(state, ignore_errors=True)
 
@@ -243,13 +258,6 @@ def test_a_job_that_fails_is_a_failed_run_tagged_with_its_slurm_job(cluster, swe
 
 
 @pytest.mark.slow
-def test_after_the_sweeps_the_queue_is_empty_and_stop_leaves_no_process(cluster, sweeps):
+def test_after_the_sweeps_the_queue_is_empty(cluster, sweeps):
+    # that `stop` then leaves no process is checked by `cluster` when the module is done
     assert _squeue(cluster) == []  # nothing pending, running or completing
-    conf = Path(cluster["env"]["SLURM_CONF"])
-    stopped = _services("stop", cluster["state"])
-    assert stopped.returncode == 0, stopped.stderr
-    for name in ("slurmd", "slurmctld", "munged", "mlflow", "postgres"):
-        assert f"stopped {name} (PID {cluster['pids'][name]})" in stopped.stdout
-    assert [n for n, pid in cluster["pids"].items() if process_running(pid)] == []
-    assert _carrying(conf) == []  # no slurmstepd, job or daemon of this cluster is left
-    assert not (cluster["state"] / "services.env").exists()

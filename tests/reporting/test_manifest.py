@@ -56,6 +56,7 @@ def test_every_installed_distribution_is_listed_with_its_version():
     assert set(versions) == installed
 
 
+@pytest.mark.slow
 def test_untracked_files_make_the_checkout_dirty(tmp_path):
     def git(*args: str) -> None:
         subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)

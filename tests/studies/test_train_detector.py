@@ -60,8 +60,8 @@ def _run_dir(root: Path, name: str) -> Path:
 
 
 def test_training_registers_a_detector_with_its_card(trained):
-    root, _, _ = trained
-    run_dir = _run_dir(root, "train_detector")
+    root, _, out = trained
+    run_dir = out.output_dir  # the first training's own folder: a rerun may be `latest`
     card = json.loads((run_dir / "detector.json").read_text())
     assert card["input_rule"]["max_length"] == 128 and card["input_rule"]["rule"] == "evidence"
     assert card["training"]["rows"] == 40 and card["training"]["stopped_by"] == "completed"
@@ -71,7 +71,8 @@ def test_training_registers_a_detector_with_its_card(trained):
     assert record["version"] == "1" and record["alias"] == card["promotion"]["alias"]
     assert record["uri"] == f"models:/ragtruth_detector@{record['alias']}"
     client = mlflow.MlflowClient(tracking_uri=f"sqlite:///{root / 'mlflow.db'}")
-    version = client.get_model_version_by_alias("ragtruth_detector", "champion")
+    version = client.get_model_version("ragtruth_detector", record["version"])
+    assert version.run_id == out.mlflow_run_id
     history = client.get_metric_history(version.run_id, "series/train_loss")
     assert len(history) == card["training"]["steps_done"]
     assert [m.step for m in history] == list(range(1, len(history) + 1))
@@ -94,7 +95,7 @@ def test_the_verifier_and_the_pyfunc_load_it_by_uri_and_agree(trained):
         assert verifier.runtime_info()["trained_detector"] is True
         mlflow.set_tracking_uri(f"sqlite:///{root / 'mlflow.db'}")
         mlflow.set_registry_uri(f"sqlite:///{root / 'mlflow.db'}")
-        pyfunc = mlflow.pyfunc.load_model("models:/ragtruth_detector/1")
+        pyfunc = mlflow.pyfunc.load_model(URI)  # the version the verifier loaded (a rerun moves it)
         served = pyfunc.predict(rows[["question", "context", "answer"]])
         assert np.allclose(served["risk"].to_numpy(), risk, atol=1e-6)
     finally:
@@ -103,10 +104,10 @@ def test_the_verifier_and_the_pyfunc_load_it_by_uri_and_agree(trained):
 
 def test_a_rerun_resumes_from_the_checkpoint_instead_of_starting_over(trained):
     root, tiny, _ = trained
-    experiment(root, "train_detector", f"detector.backbone={tiny}", *TRAIN)
-    card = json.loads((_run_dir(root, "train_detector") / "detector.json").read_text())
+    rerun = experiment(root, "train_detector", f"detector.backbone={tiny}", *TRAIN)
+    card = json.loads((rerun.output_dir / "detector.json").read_text())
     assert card["training"]["resumed_from_step"] == card["training"]["steps_done"]
-    record = json.loads((_run_dir(root, "train_detector") / "registered_model.json").read_text())
+    record = json.loads((rerun.output_dir / "registered_model.json").read_text())
     assert record["version"] == "1" and record["reused"] is True  # the same weights: no copy
     assert record["alias"] == "champion"  # the champion it reproduced stays champion
 

@@ -62,6 +62,7 @@ print(int8.runtime_info()["int8_range"]["activation_range"], float(np.max(np.abs
 
 
 @pytest.mark.parametrize("isa", ["AVX2", "AVX512"])
+@pytest.mark.slow
 def test_int8_on_pre_vnni_kernels_picks_the_reduced_range_and_tracks_float32(tiny_deberta, isa):
     # fbgemm runs its pre-VNNI kernels when told to (FBGEMM_ENABLE_INSTRUCTIONS), so this
     # machine takes the path of a CPU without AVX512-VNNI, where the full range saturates.

@@ -70,6 +70,7 @@ except ConfigError as err:
 """
 
 
+@pytest.mark.slow
 def test_pre_vnni_kernels_are_seen_to_saturate_and_full_range_is_refused():
     # fbgemm restricted to its AVX2 kernels: the path of a CPU without AVX512-VNNI
     env = {**os.environ, "FBGEMM_ENABLE_INSTRUCTIONS": "AVX2", "PYTHONPATH": str(ROOT / "src")}
