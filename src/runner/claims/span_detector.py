@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from runner.claims.span_cache import SpanScoreCache, inputs_sha256, score_fields
-from runner.data import GREEN, RED, YELLOW
+from runner.data import GREEN, RED, YELLOW, evaluated_part, overlapping
 from runner.errors import ConfigError
 
 DEFAULT_SWEEP: tuple[float, ...] = (0.001, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9)
@@ -235,6 +235,30 @@ class SpanDetector:
         out[shares >= self.red_share] = RED
         return out
 
+    def trained_on(self) -> list[str] | None:
+        """The data parts the wrapped verifier's weights learned from (its card's
+        ``trained_on``); None when it states none (random weights, a card without it)."""
+        card_of = getattr(self.verifier, "_trained_card", None)
+        card = card_of() if card_of is not None else None
+        if not card or card.get("trained_on") is None:
+            return None
+        return [str(p) for p in card["trained_on"]]
+
+    def check_disjoint(self, study: str, dataset: str, info: dict[str, Any] | None) -> None:
+        """Refuse weights trained on the data this study evaluates (one line, before any
+        scoring): a WiCE-trained verifier never on the WiCE part it saw, one trained on
+        Factcheck-Bench never on Factcheck-Bench (`runner.data.training_parts`)."""
+        trained = self.trained_on()
+        evaluated = evaluated_part(dataset, info)
+        clash = overlapping(trained or [], evaluated)
+        if clash:
+            model = getattr(self.verifier, "model", "?")
+            raise ConfigError(
+                f"{study}: S1 weights {model} were trained on {', '.join(clash)}, which is the "
+                f"data this run evaluates ({evaluated}); use a verifier trained on other data "
+                f"(docs/detector.md, 'The claim verifier')"
+            )
+
     def describe(self) -> dict[str, Any]:
         """Settings of this S1 run (logged with the study)."""
         return {
@@ -244,4 +268,5 @@ class SpanDetector:
             "red_share": self.red_share,
             "sweep": list(self.sweep),
             "label_rule": "green if no token > threshold; red if share >= red_share; else yellow",
+            "trained_on": self.trained_on(),
         }
