@@ -145,7 +145,9 @@ class ClaimsVerification(
         """Run S1, every judge and every combination on the claims of ``inputs.data``."""
         data, seed = inputs.data, inputs.seed
         if inputs.span_detector is not None:  # before any judge or S1 call
-            inputs.span_detector.check_disjoint("claims_verification", data.name, data.info)
+            inputs.span_detector.check_disjoint(
+                "claims_verification", getattr(data, "name", ""), getattr(data, "info", None)
+            )
         units = unit_frame(data.frame)
         claims = units.drop_duplicates("claim_id").reset_index(drop=True)
         n_available = len(claims)
