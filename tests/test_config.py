@@ -48,6 +48,7 @@ def detector_store(tmp_path_factory) -> Path:
 
     artifacts = tmp_path_factory.mktemp("registry")
     register_tiny_detector(artifacts)
+    register_tiny_detector(artifacts, "wice_claim_verifier")  # after train_claim_verifier
     return artifacts
 
 
@@ -79,6 +80,21 @@ def test_a_detector_experiment_without_a_trained_detector_fails_before_work_sayi
 ):
     cfg = composed("experiment=detector_eval", f"paths.artifacts_dir={tmp_path}")
     how = r"not in the registry.*experiment=train_detector"
+    with pytest.raises(ModelNotAvailableError, match=how):
+        check_config(cfg)
+
+
+@pytest.mark.parametrize(
+    "experiment", ["claims_verification_claim_verifier", "hri_predicted_claim_verifier"]
+)
+def test_a_claim_verifier_experiment_on_a_fresh_checkout_names_the_command_that_trains_it(
+    tmp_path, experiment
+):
+    cfg = composed(f"experiment={experiment}", f"paths.artifacts_dir={tmp_path}")
+    how = (
+        r"models:/wice_claim_verifier@champion' is not in the registry"
+        r".*experiment=train_claim_verifier\)"
+    )
     with pytest.raises(ModelNotAvailableError, match=how):
         check_config(cfg)
 

@@ -59,6 +59,37 @@ def test_a_claim_is_flagged_at_a_threshold_exactly_when_its_max_prob_exceeds_it(
         assert ((scores.shares[t] > 0) == (scores.max_prob > t)).all()
 
 
+class TrainedScores(FixedScores):
+    """A trained verifier: its card carries the threshold chosen on its validation claims."""
+
+    weights = "pretrained"
+
+    def example_threshold(self):
+        return 0.85
+
+
+def test_a_null_threshold_takes_the_trained_verifiers_own_threshold():
+    d = SpanDetector(TrainedScores(PROBS), threshold=None)
+    scores = d.score(["q"] * 4, ["a", "b", "c", "d"], [["p"]] * 4)
+    assert d.threshold == 0.85 and 0.85 in d.sweep and d.sweep == tuple(sorted(d.sweep))
+    assert d.labels(scores.shares[0.85]).tolist() == ["green", "yellow", "yellow", "red"]
+    with pytest.raises(ConfigError, match="threshold null needs a trained verifier"):
+        detector(threshold=None).score(["q"], ["a"], [["p"]])
+
+
+def test_trained_on_comes_from_the_verifiers_card_and_a_clash_is_refused():
+    class Carded(TrainedScores):
+        def _trained_card(self):
+            return {"trained_on": ["wice:dev", "factcheck_bench:stance"]}
+
+    d = SpanDetector(Carded(PROBS))
+    assert d.trained_on() == ["wice:dev", "factcheck_bench:stance"]
+    d.check_disjoint("claims_verification", "wice", {"split": "test"})  # WiCE test: allowed
+    with pytest.raises(ConfigError, match=r"^hri_predicted: S1 weights fixed were trained on "):
+        d.check_disjoint("hri_predicted", "factbench", {})
+    assert detector().trained_on() is None  # no card: nothing to check
+
+
 def test_the_sweep_always_contains_the_threshold_and_is_sorted():
     d = detector(threshold=0.33, sweep=[0.9, 0.001])
     assert d.sweep == (0.001, 0.33, 0.9)

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from runner.claims.span_cache import SpanScoreCache, inputs_sha256, score_fields
-from runner.data import GREEN, RED, YELLOW
+from runner.data import GREEN, RED, YELLOW, evaluated_part, overlapping
 from runner.errors import ConfigError
 
 DEFAULT_SWEEP: tuple[float, ...] = (0.001, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9)
@@ -80,8 +80,10 @@ class SpanDetector:
         Anything with ``token_scores(questions, contexts, answers) -> list[TokenScores]``
         (`runner.verifiers.LettuceDetectVerifier`), already configured (pretrained by path,
         or ``weights: random``).
-    threshold : float
-        Token threshold of the label rule (see the module docstring).
+    threshold : float or None
+        Token threshold of the label rule (see the module docstring). None: the trained
+        verifier's own threshold, chosen on its held-out training claims (``detector.json``
+        ``threshold``; `LettuceDetectVerifier.example_threshold`), set when scoring starts.
     red_share : float
         Share of marked tokens from which the label is red rather than yellow.
     sweep : sequence of float
@@ -97,7 +99,7 @@ class SpanDetector:
     def __init__(
         self,
         verifier: Any,
-        threshold: float = 0.3,
+        threshold: float | None = 0.3,
         red_share: float = 0.5,
         sweep: Sequence[float] = DEFAULT_SWEEP,
         name: str = "S1",
@@ -106,7 +108,7 @@ class SpanDetector:
     ) -> None:
         if not hasattr(verifier, "token_scores"):
             raise ConfigError(f"span detector: {type(verifier).__name__} has no token_scores")
-        if not 0.0 <= float(threshold) < 1.0:
+        if threshold is not None and not 0.0 <= float(threshold) < 1.0:
             raise ConfigError(f"span detector: threshold must be in [0, 1), got {threshold}")
         if not 0.0 < float(red_share) <= 1.0:
             raise ConfigError(f"span detector: red_share must be in (0, 1], got {red_share}")
@@ -116,9 +118,9 @@ class SpanDetector:
         if batch_size < 1:
             raise ConfigError(f"span detector: batch_size must be >= 1, got {batch_size}")
         self.verifier = verifier
-        self.threshold = float(threshold)
+        self.threshold = None if threshold is None else float(threshold)
         self.red_share = float(red_share)
-        self.sweep = tuple(sorted({float(t) for t in sweep} | {self.threshold}))
+        self.sweep = tuple(sorted({float(t) for t in sweep} | {self.threshold} - {None}))
         self.name = name
         self.batch_size = batch_size
         self.passage_separator = passage_separator
@@ -171,6 +173,8 @@ class SpanDetector:
         contexts = [self.passage_separator.join(p) for p in passages]
         if hasattr(self.verifier, "load"):
             self.verifier.load()  # loading is not part of the measured cost
+        if self.threshold is None:
+            self._adopt_trained_threshold()
         if not hasattr(self.verifier, "token_score_fingerprint"):
             cache = None  # nothing identifies its computation: never cached
         fields = None
@@ -204,6 +208,23 @@ class SpanDetector:
             computed_seconds=computed,
         )
 
+    def _adopt_trained_threshold(self) -> None:
+        """``threshold: null``: the threshold the verifier's weights were validated with
+        (its card's, chosen on held-out training claims), added to the sweep."""
+        pick = getattr(self.verifier, "example_threshold", None)
+        if pick is None:
+            raise ConfigError(
+                f"span detector: threshold null needs a trained verifier with a validated "
+                f"threshold; {type(self.verifier).__name__} has none"
+            )
+        threshold = float(pick())
+        if not 0.0 <= threshold < 1.0:
+            raise ConfigError(
+                f"span detector: the verifier's threshold {threshold} is not in [0, 1)"
+            )
+        self.threshold = threshold
+        self.sweep = tuple(sorted({*self.sweep, threshold}))
+
     def _compute(
         self,
         questions: Sequence[str],
@@ -235,6 +256,30 @@ class SpanDetector:
         out[shares >= self.red_share] = RED
         return out
 
+    def trained_on(self) -> list[str] | None:
+        """The data parts the wrapped verifier's weights learned from (its card's
+        ``trained_on``); None when it states none (random weights, a card without it)."""
+        card_of = getattr(self.verifier, "_trained_card", None)
+        card = card_of() if card_of is not None else None
+        if not card or card.get("trained_on") is None:
+            return None
+        return [str(p) for p in card["trained_on"]]
+
+    def check_disjoint(self, study: str, dataset: str, info: dict[str, Any] | None) -> None:
+        """Refuse weights trained on the data this study evaluates (one line, before any
+        scoring): a WiCE-trained verifier never on the WiCE part it saw, one trained on
+        Factcheck-Bench never on Factcheck-Bench (`runner.data.training_parts`)."""
+        trained = self.trained_on()
+        evaluated = evaluated_part(dataset, info)
+        clash = overlapping(trained or [], evaluated)
+        if clash:
+            model = getattr(self.verifier, "model", "?")
+            raise ConfigError(
+                f"{study}: S1 weights {model} were trained on {', '.join(clash)}, which is the "
+                f"data this run evaluates ({evaluated}); use a verifier trained on other data "
+                f"(docs/detector.md, 'The claim verifier')"
+            )
+
     def describe(self) -> dict[str, Any]:
         """Settings of this S1 run (logged with the study)."""
         return {
@@ -244,4 +289,5 @@ class SpanDetector:
             "red_share": self.red_share,
             "sweep": list(self.sweep),
             "label_rule": "green if no token > threshold; red if share >= red_share; else yellow",
+            "trained_on": self.trained_on(),
         }

@@ -24,6 +24,12 @@ from runner.claims.flag_metrics import (
 )
 from runner.claims.verifier_runs import JudgeRun, SpanRun
 from runner.data import LABELS, is_flagged
+from runner.evaluation import (
+    average_precision,
+    group_bootstrap,
+    percentile_interval,
+    standard_metrics,
+)
 from runner.results import StudyResult
 
 System = tuple[str, np.ndarray, np.ndarray]
@@ -105,8 +111,12 @@ def systems_table(result: StudyResult, ctx: Scope, systems: list[System]) -> Non
             result.add(t, row, column, value)
 
 
-def s1_tables(result: StudyResult, ctx: Scope, s1: SpanRun) -> None:
-    """The span detector's threshold sweep and the AUROC of its claim scores."""
+def s1_tables(result: StudyResult, ctx: Scope, s1: SpanRun, boot: Any = None) -> None:
+    """The span detector's threshold sweep and the AUROC / AP of its claim scores.
+
+    With bootstrap settings (`boot`: ``n_resamples``, ``seed``, ``level``), each AUROC / AP
+    cell carries a claim-bootstrap percentile interval (`runner.evaluation.group_bootstrap`,
+    one claim = one resampling unit; both scores on the same resamples)."""
     t = ctx.table(result, "s1_sweep")
     threshold = s1.threshold
     for th in s1.sweep:
@@ -115,15 +125,44 @@ def s1_tables(result: StudyResult, ctx: Scope, s1: SpanRun) -> None:
         for column, value in flag_metrics(flagged, ctx.pos).items():
             result.add(t, row, column, value)
     t = ctx.table(result, "s1_auroc")
-    result.add(t, s1.row, "AUROC (max token prob)", safe_auroc(ctx.pos, s1.max_prob[ctx.keep]))
-    result.add(
-        t,
-        s1.row,
-        f"AUROC (share > {threshold:g})",
-        safe_auroc(ctx.pos, s1.shares[threshold][ctx.keep]),
-    )
+    scores = {
+        "max token prob": s1.max_prob[ctx.keep],
+        f"share > {threshold:g}": s1.shares[threshold][ctx.keep],
+    }
+    ci = _claim_intervals(ctx, scores, boot)
+    for name, score in scores.items():
+        result.add(
+            t, s1.row, f"AUROC ({name})", safe_auroc(ctx.pos, score), ci.get(("auroc", name))
+        )
+    for name, score in scores.items():
+        two = bool(ctx.pos.any() and (~ctx.pos).any())
+        ap = average_precision(ctx.pos.astype(np.int64), score) if two else None
+        result.add(t, s1.row, f"AP ({name})", ap, ci.get(("ap", name)))
     result.add(t, s1.row, "positives", float(ctx.pos.sum()))
     result.add(t, s1.row, "negatives", float((~ctx.pos).sum()))
+
+
+def _claim_intervals(ctx: Scope, scores: dict[str, np.ndarray], boot: Any) -> dict:
+    """(metric, score name) -> claim-bootstrap interval; empty without settings or with one
+    class in scope (no AUROC to resample)."""
+    y = ctx.pos.astype(np.int64)
+    if boot is None or y.min(initial=1) == y.max(initial=0):
+        return {}
+    every = standard_metrics()
+    res = group_bootstrap(
+        y,
+        scores,
+        ctx.claims["claim_id"].to_numpy()[ctx.keep],
+        {"auroc": every["auroc"], "ap": every["ap"]},
+        n_resamples=boot.n_resamples,
+        seed=boot.seed,
+        level=boot.level,
+    )
+    return {
+        (metric, name): percentile_interval(res.samples[("pooled", metric, name)], boot.level)
+        for metric in ("auroc", "ap")
+        for name in scores
+    }
 
 
 def venn_tables(result: StudyResult, ctx: Scope, judges: list[str]) -> None:

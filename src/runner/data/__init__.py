@@ -42,6 +42,7 @@ from runner.data.traces import (
     route_answer,
     trace_row,
 )
+from runner.data.training_parts import evaluated_part, overlapping, trained_parts
 from runner.data.wice import load_wice
 from runner.frames import REQUIRED_COLUMNS
 
@@ -66,6 +67,7 @@ __all__ = [
     "TraceProblem",
     "check_structure",
     "duplicate_reason",
+    "evaluated_part",
     "evaluated_row",
     "fingerprint_files",
     "from_severity",
@@ -75,6 +77,7 @@ __all__ = [
     "load_mlflow_traces",
     "load_ragtruth",
     "load_wice",
+    "overlapping",
     "read_text",
     "responses_from_frame",
     "route_answer",
@@ -83,5 +86,6 @@ __all__ = [
     "sha256_file",
     "source_of",
     "trace_row",
+    "trained_parts",
     "validate_response_frame",
 ]

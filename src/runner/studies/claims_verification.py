@@ -65,7 +65,7 @@ TITLES = {
     "data": "Claims judged: counts by label and meta-claims",
     "systems": "Flag task per system and judge (flagged = yellow or red)",
     "s1_sweep": "S1 span detector: claims flagged at each token threshold",
-    "s1_auroc": "S1 span detector: AUROC of the claim score",
+    "s1_auroc": "S1 span detector: AUROC / AP of the claim score (claim-bootstrap 95% CI)",
     "venn_catches": "Overlap of the judges' true alarms (claims per Venn region)",
     "venn_false_alarms": "Overlap of the judges' false alarms (claims per Venn region)",
     "combinations": "Combinations across judge families, ranked by F1",
@@ -144,6 +144,10 @@ class ClaimsVerification(
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
         """Run S1, every judge and every combination on the claims of ``inputs.data``."""
         data, seed = inputs.data, inputs.seed
+        if inputs.span_detector is not None:  # before any judge or S1 call
+            inputs.span_detector.check_disjoint(
+                "claims_verification", getattr(data, "name", ""), getattr(data, "info", None)
+            )
         units = unit_frame(data.frame)
         claims = units.drop_duplicates("claim_id").reset_index(drop=True)
         n_available = len(claims)
@@ -201,7 +205,7 @@ class ClaimsVerification(
             tables.data_table(result, ctx, meta)
             tables.systems_table(result, ctx, systems)
             if s1 is not None:
-                tables.s1_tables(result, ctx, s1)
+                tables.s1_tables(result, ctx, s1, inputs.bootstrap)
             if judges:
                 tables.venn_tables(result, ctx, judges)
                 tables.abstention_table(result, ctx, judge_runs, cu.unit_claim)

@@ -124,6 +124,8 @@ class HriPredicted(Study, name="hri_predicted", params=Params, titles=TITLES, pa
         data, seed, progress = inputs.data, inputs.seed, inputs.progress
         if data is None:
             raise ConfigError("hri_predicted needs a dataset: set `override /dataset: factbench`")
+        if inputs.span_detector is not None:  # before any verifier call
+            inputs.span_detector.check_disjoint("hri_predicted", data.name, data.info)
         config = inputs.require("hri")
         mapping = predicted_labels.verdict_labels(params.verdict_labels, config)
         boot = inputs.require("bootstrap")

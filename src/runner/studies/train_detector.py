@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from runner.data import sha256_file
+from runner.data import sha256_file, trained_parts
 from runner.errors import ConfigError
 from runner.results import ModelSpec, StudyResult
 from runner.studies.contract import Inputs, Study
@@ -139,6 +139,7 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
             "backbone_sha256": backbone_sha,
             "input_rule": rule.to_dict(),
             "threshold": threshold["threshold"],
+            "trained_on": trained_parts(data.name, data.info),
             "validation": {
                 **done.best,
                 "threshold": threshold,

@@ -129,6 +129,10 @@ REGISTRY_ARTIFACT = "detector"
 (`runner.verifiers.detector_model`)."""
 
 
+TRAINED_BY = {"wice_claim_verifier": "train_claim_verifier"}
+"""Registered name -> the experiment that trains it (others: ``train_detector``), named
+when a ``models:/`` URI is not in the registry."""
+
 _REGISTRY: dict[str, str | None] = {"uri": None}
 
 
@@ -177,7 +181,8 @@ def registered_folder(uri: str) -> str:
     except MlflowException as exc:
         raise ModelNotAvailableError(
             f"model {uri!r} is not in the registry at {tracking} (set MLFLOW_TRACKING_URI to "
-            f"another store, or train one: python -m runner experiment=train_detector): "
+            f"another store, or train one: python -m runner "
+            f"experiment={TRAINED_BY.get(match['name'], 'train_detector')}): "
             f"{str(exc).splitlines()[0]}"
         ) from None
     cache = _registry_cache(tracking, version)
