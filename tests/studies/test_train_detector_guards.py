@@ -119,7 +119,7 @@ def test_the_first_model_gets_the_alias_the_rule_gives_and_says_why(trained):
 def test_a_rerun_of_a_finished_training_reuses_its_version(trained, caplog):
     root, tiny, written = trained
     first = written["registered_model.json"]
-    with caplog.at_level(logging.INFO, logger="runner.studies.train_detector"):
+    with caplog.at_level(logging.INFO, logger="runner.verifiers.promotion"):
         experiment(root, "train_detector", f"detector.backbone={tiny}", *TRAIN)
     again = _read(root, "registered_model.json")
     assert again["version"] == first["version"] and again["reused"] is True

@@ -262,17 +262,7 @@ def inputs_row(
         answer = outputs[mapping.answer_key]
     if not isinstance(answer, str) or not answer.strip():
         return TraceProblem("answer", f"{what}: the answer (outputs) is empty ({answer!r})")
-    tags = tags or {}
-    return {
-        "example_id": "",
-        "group_id": group_key("docs", "\x1f".join(passages)),
-        "task": str(tags.get(mapping.task_tag) or DEFAULT_TASK),
-        "source": str(tags.get(mapping.source_tag) or DEFAULT_SOURCE),
-        "question": question,
-        "context": PASSAGE_JOIN.join(passages),
-        "answer": answer,
-        "label": None,
-    }
+    return _row("", passages, question, answer, None, tags, mapping)
 
 
 def trace_row(trace: Any, mapping: TraceMapping) -> dict[str, Any] | TraceProblem:
@@ -314,7 +304,20 @@ def trace_row(trace: Any, mapping: TraceMapping) -> dict[str, Any] | TraceProble
     label = assessment_label(trace, mapping.label) if mapping.label else None
     if isinstance(label, TraceProblem):
         return label
-    tags = trace.info.tags or {}
+    return _row(ident, passages, question, answer, label, trace.info.tags, mapping)
+
+
+def _row(
+    ident: str,
+    passages: list[str],
+    question: str,
+    answer: str,
+    label: Any,
+    tags: Mapping | None,
+    mapping: TraceMapping,
+) -> dict[str, Any]:
+    """The canonical row (`runner.frames` columns) of a trace or an evaluated row."""
+    tags = tags or {}
     return {
         "example_id": ident,
         "group_id": group_key("docs", "\x1f".join(passages)),

@@ -29,31 +29,25 @@ from runner.verifiers import (
     INPUT_FIELDS,
     DetectorConf,
     DetectorModel,
-    Promotion,
+    RecipeJob,
     TrainConf,
-    alias_version,
-    answer_length_ap,
     backbone_folder,
     by_task,
-    champion_on,
     check_tokenizer_present,
     check_training_data,
     check_training_folder,
     check_weights_present,
     choose_threshold,
-    decide,
-    existing_version,
     folder_sha256,
     grouped_split,
     plan_key,
     plan_settings,
+    promote,
     resolve_device,
     resolve_source,
-    rows_fingerprint,
     sample_rows,
     signature,
     train_recipe,
-    verifier_ap,
     write_detector_card,
 )
 
@@ -126,10 +120,11 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
             detector.backbone, detector.recipe, len(train_rows), len(val_rows),
             val_part["group_id"].nunique(), out_dir,
         )  # fmt: skip
-        trained = train_recipe(
-            detector.recipe, source, AutoTokenizer.from_pretrained(source), rule, settings,
-            detector, (train_rows, val_rows), out_dir, inputs.progress,
+        job = RecipeJob(
+            source, AutoTokenizer.from_pretrained(source), rule, settings, detector,
+            (train_rows, val_rows), out_dir, inputs.progress,
         )  # fmt: skip
+        trained = train_recipe(detector.recipe, job)
         done = trained.done
         threshold = choose_threshold(val_rows["label"].to_numpy(int), trained.risk)
         card = {
@@ -166,7 +161,9 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
             "input_stats": trained.card["input_stats"],
         }
         write_detector_card(done.best_dir, card)  # the verifier scoring it reads the rule
-        promotion = self._promotion(inputs, detector, settings, val_rows, done.best_dir, key)
+        promotion = promote(
+            inputs.tracking, detector, settings.threads, val_rows, done.best_dir, key
+        )
         card["promotion"] = promotion.to_dict()
         write_detector_card(done.best_dir, card)
         result = self._result(inputs, detector, card, done, threshold, train_rows, promotion)
@@ -177,37 +174,6 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
             "sha256": promotion.validation_rows_sha256,
         }  # the rows every AP of the promotion decision was measured on, in order
         return result
-
-    def _promotion(self, inputs, detector, settings, val_rows, best_dir, key) -> Promotion:
-        """Which alias the new weights get and why (`runner.verifiers.promotion`)."""
-        rows_sha = rows_fingerprint(val_rows)
-        ap = verifier_ap(str(best_dir), val_rows, settings.threads)
-        baseline = answer_length_ap(val_rows)
-        store = inputs.tracking
-        champion, reused = None, None
-        if store is not None and store.enabled and store.uri:
-            weights = sha256_file(Path(best_dir) / "model.safetensors")
-            reused = existing_version(store.uri, detector.model_name, key, weights)
-            current = alias_version(store.uri, detector.model_name, detector.alias)
-            if reused is not None:
-                log.info(
-                    "rerun of a finished training: version %s of %s has the same plan_key %s "
-                    "and weights sha256; reused, no new version registered",
-                    reused, detector.model_name, key,
-                )  # fmt: skip
-            if reused is not None and reused == current:
-                alias = detector.alias
-                reason = f"@{alias} stays version {reused}: this run reproduced it"
-            else:
-                champion = champion_on(
-                    store.uri, detector.model_name, detector.alias, val_rows, rows_sha,
-                    settings.threads,
-                )  # fmt: skip
-                alias, reason = decide(ap, baseline, champion, len(val_rows), detector.alias)
-        else:
-            alias, reason = decide(ap, baseline, None, len(val_rows), detector.alias)
-        (log.info if alias == detector.alias else log.warning)("%s", reason)
-        return Promotion(alias, reason, ap, baseline, len(val_rows), rows_sha, champion, reused)
 
     def _result(
         self, inputs, detector, card, done, threshold, train_rows, promotion

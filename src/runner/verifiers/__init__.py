@@ -38,10 +38,11 @@ from runner.verifiers.promotion import (
     champion_on,
     decide,
     existing_version,
+    promote,
     rows_fingerprint,
     verifier_ap,
 )
-from runner.verifiers.recipes import Trained, train_recipe
+from runner.verifiers.recipes import RecipeJob, Trained, train_recipe
 from runner.verifiers.runtime import measure_verifier, score_in_chunks, time_scoring, timing_sample
 from runner.verifiers.sentence_pairs import AGGREGATES, build_pairs, example_risks
 from runner.verifiers.sentence_training import pair_metrics, predict_pair_probs, train_sentences
@@ -81,6 +82,7 @@ __all__ = [
     "LettuceDetectVerifier",
     "ModelNotAvailableError",
     "Promotion",
+    "RecipeJob",
     "TokenScores",
     "TrainConf",
     "Trained",
@@ -111,6 +113,7 @@ __all__ = [
     "plan_settings",
     "predict_pair_probs",
     "predict_token_probs",
+    "promote",
     "read_detector_card",
     "resolve_device",
     "resolve_source",

@@ -24,6 +24,7 @@ import json
 import logging
 import math
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -203,3 +204,44 @@ def decide(
         f"promoted to @{alias}: validation AP {ap:.4f} beats the answer-length baseline's "
         f"{baseline_ap:.4f}{than} {where}"
     )
+
+
+def promote(
+    store: Any,
+    detector: Any,
+    threads: int | None,
+    val_rows: pd.DataFrame,
+    best_dir: str | Path,
+    plan: str,
+) -> Promotion:
+    """Which alias newly trained weights get, and why: `decide` against the answer-length
+    baseline and the current champion on the same validation rows; a rerun that reproduced
+    a registered version reuses it (``store``: the run's tracking settings, or None)."""
+    from runner.data import sha256_file
+
+    rows_sha = rows_fingerprint(val_rows)
+    ap = verifier_ap(str(best_dir), val_rows, threads)
+    baseline = answer_length_ap(val_rows)
+    champion, reused = None, None
+    if store is not None and store.enabled and store.uri:
+        weights = sha256_file(Path(best_dir) / "model.safetensors")
+        reused = existing_version(store.uri, detector.model_name, plan, weights)
+        current = alias_version(store.uri, detector.model_name, detector.alias)
+        if reused is not None:
+            log.info(
+                "rerun of a finished training: version %s of %s has the same plan_key %s "
+                "and weights sha256; reused, no new version registered",
+                reused, detector.model_name, plan,
+            )  # fmt: skip
+        if reused is not None and reused == current:
+            alias = detector.alias
+            reason = f"@{alias} stays version {reused}: this run reproduced it"
+        else:
+            champion = champion_on(
+                store.uri, detector.model_name, detector.alias, val_rows, rows_sha, threads
+            )
+            alias, reason = decide(ap, baseline, champion, len(val_rows), detector.alias)
+    else:
+        alias, reason = decide(ap, baseline, None, len(val_rows), detector.alias)
+    (log.info if alias == detector.alias else log.warning)("%s", reason)
+    return Promotion(alias, reason, ap, baseline, len(val_rows), rows_sha, champion, reused)

@@ -51,40 +51,46 @@ class Trained:
     cells: list[tuple[str, str, float | None]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class RecipeJob:
+    """What every recipe trains from: the backbone folder and its tokenizer, the input rule,
+    the optimisation settings, the detector settings, (train rows, validation rows), the
+    checkpoint folder and whether to show progress."""
+
+    source: str
+    tokenizer: Any
+    rule: InputRule
+    settings: TrainSettings
+    detector: Any
+    rows: tuple[pd.DataFrame, pd.DataFrame]
+    out_dir: Path
+    progress: bool
+
+    def model(self, model_class: Any) -> Any:
+        """The backbone with a fresh 2-label head (seeded), embeddings frozen if asked."""
+        import torch
+
+        torch.manual_seed(self.settings.seed)
+        model = model_class.from_pretrained(self.source, num_labels=2)
+        if self.detector.freeze_embeddings:
+            for p in model.base_model.embeddings.parameters():
+                p.requires_grad_(False)
+        return model
+
+
 def _finite(value: Any) -> float | None:
     return float(value) if value is not None and np.isfinite(value) else None
 
 
-def _frozen(model: Any, freeze_embeddings: bool) -> Any:
-    if freeze_embeddings:
-        for p in model.base_model.embeddings.parameters():
-            p.requires_grad_(False)
-    return model
-
-
-def train_token_recipe(
-    source: str,
-    tokenizer: Any,
-    rule: InputRule,
-    settings: TrainSettings,
-    detector: Any,
-    rows: tuple[pd.DataFrame, pd.DataFrame],
-    out_dir: Path,
-    progress: bool,
-) -> Trained:
+def train_token_recipe(job: RecipeJob) -> Trained:
     """Token classification over ``[CLS] prompt [SEP] answer [SEP]`` (LettuceDetect's)."""
-    import torch
     from transformers import AutoModelForTokenClassification
 
-    train_rows, val_rows = rows
-    torch.manual_seed(settings.seed)
-    model = AutoModelForTokenClassification.from_pretrained(source, num_labels=2)
-    train_data = label_segments(tokenizer, rule, train_rows)
-    val_data = label_segments(tokenizer, rule, val_rows)
-    done = train(
-        _frozen(model, detector.freeze_embeddings), tokenizer, train_data, val_data, settings,
-        out_dir, progress,
-    )  # fmt: skip
+    (train_rows, val_rows), tokenizer, settings = job.rows, job.tokenizer, job.settings
+    model = job.model(AutoModelForTokenClassification)
+    train_data = label_segments(tokenizer, job.rule, train_rows)
+    val_data = label_segments(tokenizer, job.rule, val_rows)
+    done = train(model, tokenizer, train_data, val_data, settings, job.out_dir, job.progress)
     best = AutoModelForTokenClassification.from_pretrained(done.best_dir)
     probs = predict_token_probs(
         best, val_data, tokenizer.pad_token_id, "cpu", settings.eval_batch_size
@@ -120,29 +126,19 @@ def labelled_pairs(tokenizer: Any, rule: InputRule, rows: pd.DataFrame) -> Any:
     )
 
 
-def train_sentence_recipe(
-    source: str,
-    tokenizer: Any,
-    rule: InputRule,
-    settings: TrainSettings,
-    detector: Any,
-    rows: tuple[pd.DataFrame, pd.DataFrame],
-    out_dir: Path,
-    progress: bool,
-) -> Trained:
+def train_sentence_recipe(job: RecipeJob) -> Trained:
     """Sequence classification of (evidence, answer sentence) pairs; risk = an aggregate."""
-    import torch
     from transformers import AutoModelForSequenceClassification
 
-    train_rows, val_rows = rows
-    torch.manual_seed(settings.seed)
-    model = AutoModelForSequenceClassification.from_pretrained(source, num_labels=2)
-    train_data = labelled_pairs(tokenizer, rule, train_rows)
-    val_data = labelled_pairs(tokenizer, rule, val_rows)
+    (train_rows, val_rows), tokenizer, settings = job.rows, job.tokenizer, job.settings
+    detector = job.detector
+    model = job.model(AutoModelForSequenceClassification)
+    train_data = labelled_pairs(tokenizer, job.rule, train_rows)
+    val_data = labelled_pairs(tokenizer, job.rule, val_rows)
     memo: dict = {}
     done = train_sentences(
-        _frozen(model, detector.freeze_embeddings), tokenizer, train_data, val_data, settings,
-        out_dir, detector.aggregate, progress, memo=memo,
+        model, tokenizer, train_data, val_data, settings, job.out_dir, detector.aggregate,
+        job.progress, memo=memo,
     )  # fmt: skip
     if "probs" in memo and done.evaluations[-1]["step"] == done.best.get("step"):
         probs = memo["probs"]  # the kept weights are the last evaluated (in this call)
@@ -183,10 +179,10 @@ def train_sentence_recipe(
     return Trained(done, risk, card, cells)
 
 
-def train_recipe(name: str, *args: Any) -> Trained:
+def train_recipe(name: str, job: RecipeJob) -> Trained:
     """Train with the recipe `name` (``detector.recipe``)."""
     if name == "token":
-        return train_token_recipe(*args)
+        return train_token_recipe(job)
     if name == "sentence":
-        return train_sentence_recipe(*args)
+        return train_sentence_recipe(job)
     raise ConfigError(f"detector.recipe {name!r} not in {RECIPES}")
