@@ -10,13 +10,16 @@ import urllib.request
 from pathlib import Path
 
 import mlflow
+import pandas as pd
 import pytest
 from hydra import compose, initialize_config_dir
+from mlflow.exceptions import MlflowException
 from omegaconf import OmegaConf
 from tests.conftest import mlflow_server, run_runner
 
 from runner import tracking
 from runner.config import register_configs
+from runner.data import LoadedData
 from runner.errors import ConfigError
 from runner.pipeline import run
 from runner.reporting.run_folders import latest_run_dir
@@ -148,6 +151,35 @@ def test_a_locked_database_is_retried_and_other_errors_are_not():
 
     with pytest.raises(sqlite3.OperationalError, match="locked"):
         tracking.retry_locked(always_locked, attempts=2)
+
+
+def test_a_data_set_another_job_created_first_is_retried_only_where_that_race_exists():
+    """Two sweep jobs logging one data set at once to a server over PostgreSQL: the second
+    insert of the data set row fails with a unique violation; a retry links the row the
+    first job created. Elsewhere a unique violation is a real error and is not retried."""
+    race = "psycopg.errors.UniqueViolation: duplicate key value violates unique constraint"
+
+    class Store:
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def log_inputs(self, run_id: str, datasets: list) -> None:
+            self.calls += 1
+            if self.calls == 1:
+                raise MlflowException(f'{race} "dataset_pk"')
+
+    store = Store()
+    data = LoadedData(
+        name="rows", frame=pd.DataFrame({"a": [1]}), files=[], fingerprint="f" * 16, info={}
+    )
+    tracking.TrackedRun(store, "run-1").log_input(data)
+    assert store.calls == 2
+
+    def insert() -> None:
+        raise MlflowException(f'{race} "experiments_name_key"')
+
+    with pytest.raises(MlflowException, match="UniqueViolation"):
+        tracking.retry_locked(insert)
 
 
 def pipeline_cfg(artifacts: Path, *overrides: str):

@@ -157,14 +157,24 @@ def check(cfg: DictConfig, timeout: float = 10.0) -> None:
             raise ConfigError(f"tracking.uri={uri}: {health} answered {resp.status}, not 200")
 
 
-def retry_locked(fn: Callable[..., T], *args: Any, attempts: int = 8, **kwargs: Any) -> T:
-    """Call `fn`, retrying with backoff while SQLite answers "database is locked"."""
+BUSY = ("database is locked",)
+"""What SQLite says while another writer holds the database."""
+RACED = (*BUSY, "UniqueViolation", "UNIQUE constraint failed", "duplicate key value")
+"""... and what a store says when a concurrent writer created the same row first (two sweep
+jobs logging one data set at once to a server over PostgreSQL): a retry finds that row."""
+
+
+def retry_locked(
+    fn: Callable[..., T], *args: Any, attempts: int = 8, retry_on: tuple[str, ...] = BUSY,
+    **kwargs: Any,
+) -> T:  # fmt: skip
+    """Call `fn`, retrying with backoff while the store answers one of `retry_on`."""
     delay = 0.25
     for attempt in range(1, attempts + 1):
         try:
             return fn(*args, **kwargs)
         except Exception as exc:
-            if "database is locked" not in str(exc) or attempt == attempts:
+            if not any(text in str(exc) for text in retry_on) or attempt == attempts:
                 raise
             log.warning("MLflow store busy (%s); retry %d/%d", exc, attempt, attempts - 1)
             time.sleep(delay)
@@ -293,6 +303,7 @@ class TrackedRun:
             self.client.log_inputs,
             self.run_id,
             datasets=[DatasetInput(_dataset_entity(data), tags=[context])],
+            retry_on=RACED,  # get-or-create of the data set races between concurrent jobs
         )
 
     def finish(self, cfg: DictConfig, result: StudyResult, run_dir: Path, manifest: dict) -> None:
