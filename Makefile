@@ -123,7 +123,7 @@ hashes:  ## every study into a fresh folder, sha256 of its outputs (~50 min): ma
 	$(PY) scripts/study_hashes.py --out artifacts/hashes/$$(git rev-parse --short HEAD).json \
 		$(if $(COMPARE),--compare $(COMPARE),)
 
-train-detector:  ## train the local detector (MiniLM-L6, LettuceDetect recipe), register models:/ragtruth_detector@champion (~40 min, 2 cores)
+train-detector:  ## train the local detector (MiniLM-L6, sentence recipe), register models:/ragtruth_detector@champion (~27 min, 2 cores)
 	$(PY) -m runner experiment=train_detector
 
 detector-eval:  ## the registered detector on RAGTruth test: gates fitted on train, int8, stacked gate, spans (~15 min)

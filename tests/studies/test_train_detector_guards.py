@@ -40,6 +40,7 @@ TRAIN = (
     "train.checkpoint_every=2",
     "train.lr=1e-3",
     "detector.max_length=128",
+    "detector.recipe=token",  # the token recipe; the sentence one: test_train_detector_sentence.py
 )
 
 

@@ -15,6 +15,8 @@ import mlflow
 import numpy as np
 import pandas as pd
 import pytest
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
 from tests.conftest import run_experiment as experiment
 from tests.routing.detector import save_tiny_sentence_detector
 
@@ -23,6 +25,7 @@ from runner.errors import ConfigError
 from runner.verifiers.lettuce_detect import LettuceDetectVerifier
 from runner.verifiers.loading import use_registry
 
+ROOT = Path(__file__).resolve().parents[2]
 URI = "models:/ragtruth_detector@champion"
 register_configs()
 pytestmark = pytest.mark.slow
@@ -105,3 +108,20 @@ def test_a_bad_recipe_setting_fails_before_any_data_is_read(tmp_path, override, 
         experiment(tmp_path, "train_detector", "detector.recipe=sentence", override,
                    "detector.backbone=/nonexistent/backbone")  # fmt: skip
     assert not (Path(tmp_path) / "train_detector").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "recipe", "max_length", "rows"),
+    [("train_detector", "sentence", 128, 2900), ("train_detector_token", "token", 256, 8000)],
+)
+def test_the_default_is_the_recipe_chosen_at_an_equal_cpu_budget(name, recipe, max_length, rows):
+    """experiment=train_detector is the sentence recipe (docs/detector.md, "Choosing the
+    recipe"): 2,900 rows at 128 tokens cost what the token recipe's 8,000 rows at 256 cost,
+    which stays one command away."""
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=[f"experiment={name}"])
+    GlobalHydra.instance().clear()
+    assert (cfg.detector.recipe, cfg.detector.max_length) == (recipe, max_length)
+    assert cfg.train.max_examples == rows and cfg.dataset.name == "ragtruth_train"
+    assert cfg.study.name == "train_detector"

@@ -79,8 +79,9 @@ is registered."""
 
 
 DEFAULT_RUN_MINUTES = 43.7
-"""Wall time of the default training run (8,000 rows, one epoch) measured on this project's
-2-core CPU machine (docs/detector.md)."""
+"""Wall time of the slowest default training run measured on this project's 2-core CPU
+machine: the token recipe's 8,000 rows under load (the sentence recipe's 2,900-row default
+took 26.9 min idle; docs/detector.md)."""
 
 TIME_CAP_MINUTES = round(5 * DEFAULT_RUN_MINUTES, 1)
 """Default ``train.time_budget_min`` (218.5): a safety cap, 5x `DEFAULT_RUN_MINUTES`, so the
