@@ -140,3 +140,44 @@ def test_a_missing_required_path_is_one_line_before_any_mlflow_run(
     assert "the data was loaded" not in done.stderr
     assert message in one_error_line(done)
     assert not (tmp_path / "artifacts" / "mlflow.db").exists()
+
+
+# --------------------------------------------------------------------------- every kind of part
+# A mistake in any part is found by the pre-flight check, before any data: one line that
+# names the key to change (and, where there are few, its valid choices).
+
+
+@pytest.mark.parametrize(
+    ("experiment", "overrides", "message"),
+    [
+        ("rq2_grouped_cv", ["gates.ragscope_c.features=[nosuch]"],
+         "gates.ragscope_c: unknown lexical feature(s) ['nosuch']; known: ['answer_length'"),
+        ("rq1_cheap_signals", ["gates.uncovered.feature=nosuch"],
+         "gates.uncovered: unknown lexical feature(s) ['nosuch']"),
+        ("rq1_cheap_signals", ["gate.nonexistent=1"], "did you mean gates.<name>.<key>?"),
+        ("rq1_cheap_signals", ["gates.uncovered.nonexistent=1"],
+         "Key 'nonexistent' not in 'runner.gates.FeatureGate'"),
+        ("rq4_verifier_cost", ["verifiers.hhem_full.batch_size=0"],
+         "verifiers.hhem_full: hhem: batch_size must be a positive int, got 0"),
+        ("claims_verification", ["judges.smollm2_reask.max_new_tokens=0"],
+         "judges.smollm2_reask: judge 'smollm2_reask': max_new_tokens must be a positive int"),
+        ("claims_verification", ["span_detector.threshold=null"],
+         "span_detector: While dereferencing interpolation '${span_detector.threshold}'"),
+        ("operating_report", ["routing.review_budget=2", "dataset.path=x.jsonl"],
+         "routing.review_budget=2.0: a fraction in (0, 1]"),
+        ("audit", ["routing.engine=nosuch", "dataset.decisions=x", "dataset.labels=y"],
+         "routing.engine='nosuch': one of ('local', 'ray')"),
+        ("hri_example", ["hri.labels.SUPPORTED.contribution=3"],
+         "hri.labels.SUPPORTED.contribution must lie in [0, 1], got 3.0"),
+        ("rq1_cheap_signals", ["study.params.gates=[x]"],
+         "Key 'gates' not in 'runner.studies.rq1_cheap_signals.Params' (valid: time_gates, "),
+        ("rq1_cheap_signals", ["study.params.time_gates=abc"],
+         "study.params.time_gates for rq1_cheap_signals: Value 'abc' is not a valid bool"),
+    ],
+)  # fmt: skip
+def test_a_mistake_in_any_kind_of_part_is_one_line_naming_its_key_before_any_data(
+    env, experiment, overrides, message
+):
+    done = cli(*overrides, env=env, experiment=experiment)
+    assert "the data was loaded" not in done.stderr
+    assert message in one_error_line(done)

@@ -31,7 +31,10 @@ def composed(*overrides: str):
             "did you mean 'n_resamples'?",
         ),
         ("+split.nsplits=3", "split.nsplits: unknown key"),
-        ("+dataset.pth=/tmp/x", "dataset.pth: unknown key (RagtruthConf has no 'pth')"),
+        (
+            "+dataset.pth=/tmp/x",
+            "dataset.pth: unknown key (runner.data.ragtruth.load_ragtruth has no 'pth')",
+        ),
         ("+gates.uncovered.sing=-1", "gates.uncovered.sing: unknown key"),
         ("+sed=3", "sed: unknown key (RunConfig has no 'sed'); did you mean 'seed'?"),
     ],
@@ -48,8 +51,8 @@ def test_every_typed_node_is_visited_with_its_dotted_path():
     paths = {path: kind.__name__ for path, _, kind in schema_nodes(cfg)}
     assert paths[""] == "RunConfig"
     assert paths["bootstrap"] == "BootstrapConf"
-    assert paths["split"] == "GroupedKFoldConf"
-    assert paths["gates.uncovered"] == "FeatureGateConf"
+    assert paths["split"] == "runner.evaluation.splits.GroupedKFold"
+    assert paths["gates.uncovered"] == "runner.gates.FeatureGate"  # the path its YAML names
     check_known_keys(cfg)  # the shipped configs have no stray keys
 
 

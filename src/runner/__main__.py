@@ -15,12 +15,11 @@ import sys  # noqa: E402
 import hydra  # noqa: E402
 from omegaconf import DictConfig  # noqa: E402
 
-from runner.cli_errors import install as one_line_config_errors  # noqa: E402
+from runner.cli_errors import run_reporting_config_errors  # noqa: E402
 from runner.config import register_configs, searchpath_dirs  # noqa: E402
 from runner.errors import RunnerError  # noqa: E402
 
 register_configs(conf_dirs=searchpath_dirs(sys.argv[1:]))
-one_line_config_errors()
 
 
 @hydra.main(version_base="1.3", config_path="../../conf", config_name="config")
@@ -68,4 +67,4 @@ def _folder_name(text: str, limit: int = 120) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    run_reporting_config_errors(main)

@@ -4,14 +4,18 @@ Why: a user mistake on the command line should read the same whether Hydra finds
 composing (`split.n_splits=abc`, `bootstrap.n_resamplez=5`, `experiment=nope`) or the runner
 finds it in `runner.pipeline.check_config`: one line on stderr starting ``error:``, exit 2.
 Hydra prints composition errors over several lines, adds a hint to append the key with
-``+`` (which the runner refuses for keys not in the schema), and exits 1. `install` wraps
-Hydra's reporter so that these errors, and only these, are shortened; anything else keeps
-Hydra's report (and ``HYDRA_FULL_ERROR=1`` still shows the full trace).
+``+`` (which the runner refuses for keys not in the schema), and exits 1.
+`run_reporting_config_errors` shortens these errors, and only these, using Hydra's public
+exception classes and its documented ``HYDRA_FULL_ERROR`` switch; nothing of Hydra is
+patched (``HYDRA_FULL_ERROR=1`` set by the user still shows Hydra's full report).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import os
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -20,6 +24,9 @@ from hydra.errors import CompactHydraException
 from omegaconf.errors import OmegaConfBaseException
 
 _HINT_PREFIX = "To append to your config use"
+_TOP_LEVEL = re.compile(r"Key '([^']+)' not in 'RunConfig'")
+NAMED_PARTS = ("gates", "verifiers", "judges", "splits")
+"""Groups of named parts: a setting is ``<group>.<part name>.<key>``."""
 
 
 def one_line(exc: BaseException) -> str:
@@ -51,29 +58,49 @@ def one_line(exc: BaseException) -> str:
             parts.append(ln.rstrip("."))
         if options:
             parts.append(f"{options[0]} {', '.join(options[1:])}")
+    found = _TOP_LEVEL.search(" ".join(parts))
+    if found:
+        parts.append(top_level_hint(found.group(1)))
     return "; ".join(dict.fromkeys(parts))
 
 
-def _reporting(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    def run_and_report(func: Any) -> Any:
-        def guarded() -> Any:
-            try:
-                return func()
-            except CompactHydraException as exc:
-                if os.environ.get("HYDRA_FULL_ERROR") == "1":
-                    raise
-                print(f"error: {one_line(exc)}", file=sys.stderr)
-                sys.exit(2)
+def top_level_hint(key: str) -> str:
+    """What to write instead of an unknown top-level key (`runner.config.RunConfig`'s fields).
 
-        return original(guarded)
+    ``gate.x=1`` -> use ``gates.<name>.x`` (the gates are named, as in the experiment's
+    YAML); otherwise the closest key and the list of valid ones.
+    """
+    from runner.config import RunConfig
 
-    run_and_report.wrapped = original  # type: ignore[attr-defined]
-    return run_and_report
+    valid = [f.name for f in dataclasses.fields(RunConfig)]
+    close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
+    if close and close[0] in NAMED_PARTS:
+        group = close[0]
+        return (
+            f"top-level keys are runner.config.RunConfig's; did you mean {group}.<name>.<key>? "
+            f"{group} are named in the experiment's YAML (python -m runner experiment=<name> "
+            f"--cfg job shows them)"
+        )
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return f"top-level keys are runner.config.RunConfig's: {hint}valid: {', '.join(valid)}"
 
 
-def install() -> None:
-    """Route Hydra's error reporter through `one_line` for composition errors (idempotent)."""
-    from hydra._internal import utils
+def run_reporting_config_errors(main: Callable[[], Any]) -> Any:
+    """Call Hydra's `main`; a composition error becomes one ``error:`` line and exit 2.
 
-    if not hasattr(utils.run_and_report, "wrapped"):
-        utils.run_and_report = _reporting(utils.run_and_report)
+    Hydra prints such errors itself and exits 1 unless ``HYDRA_FULL_ERROR=1``, in which
+    case it raises them as they are; so the variable is set for the call (a user who set it
+    keeps Hydra's full report, as Hydra documents) and the error is caught here, through
+    Hydra's public exception classes only. Any other exception propagates with its whole
+    traceback.
+    """
+    if os.environ.get("HYDRA_FULL_ERROR") == "1":
+        return main()
+    os.environ["HYDRA_FULL_ERROR"] = "1"
+    try:
+        return main()
+    except CompactHydraException as exc:
+        print(f"error: {one_line(exc)}", file=sys.stderr)
+        sys.exit(2)
+    finally:
+        os.environ.pop("HYDRA_FULL_ERROR", None)

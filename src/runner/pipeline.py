@@ -26,8 +26,9 @@ from typing import Any
 from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import OmegaConfBaseException
+from omegaconf.errors import ConfigKeyError, OmegaConfBaseException
 
+from runner.cli_errors import one_line
 from runner.errors import ConfigError, RunnerError
 from runner.results import StudyResult
 from runner.schema_checks import check_known_keys, check_required, check_schema_values
@@ -63,8 +64,7 @@ def check_config(cfg: DictConfig) -> tuple[Study, Any, Inputs]:
     try:
         params = OmegaConf.merge(OmegaConf.structured(study.Params), cfg.study.params)
     except OmegaConfBaseException as exc:
-        hint = _moved_params_hint(cfg, study.Params)
-        raise ConfigError(f"study.params for {cfg.study.name}: {exc}{hint}") from exc
+        raise ConfigError(_params_error(cfg, study.Params, exc)) from exc
     targets: list[tuple[str, Any]] = []
     if cfg.get("dataset") is not None:
         targets.append(("dataset", cfg.dataset))
@@ -95,6 +95,25 @@ def _check_model_files(inputs: Inputs) -> None:
         check = getattr(part, "check_sources", None)
         if check is not None:
             check()
+
+
+def _params_error(cfg: DictConfig, params_type: type, exc: OmegaConfBaseException) -> str:
+    """One line: what OmegaConf refused in `study.params`, the class that declares the
+    parameters (grep finds it), its valid keys and where a moved setting lives now."""
+    import dataclasses
+
+    what = (
+        str(exc)
+        .splitlines()[0]
+        .replace(
+            f"'{params_type.__name__}'", f"'{params_type.__module__}.{params_type.__qualname__}'"
+        )
+    )
+    if not isinstance(exc, ConfigKeyError):  # a value of the wrong type
+        return f"study.params.{exc.full_key} for {cfg.study.name}: {what}"
+    valid = ", ".join(f.name for f in dataclasses.fields(params_type))
+    hint = _moved_params_hint(cfg, params_type)
+    return f"study.params for {cfg.study.name}: {what} (valid: {valid}){hint}"
 
 
 def _moved_params_hint(cfg: DictConfig, params_type: type) -> str:
@@ -196,9 +215,14 @@ def _build(key: str, node: DictConfig) -> Any:
     try:
         return instantiate(node, _convert_="all")
     except InstantiationException as exc:
-        if isinstance(exc.__cause__, RunnerError):
-            raise exc.__cause__ from None
+        cause = exc.__cause__
+        if isinstance(cause, ConfigError) and not str(cause).startswith(key):
+            raise ConfigError(f"{key}: {cause}") from None  # the key a user sets, then why
+        if isinstance(cause, RunnerError):
+            raise cause from None
         raise ConfigError(f"{key}: cannot build {node.get('_target_')}: {exc}") from exc
+    except OmegaConfBaseException as exc:  # e.g. an interpolated value of the wrong type
+        raise ConfigError(f"{key}: {one_line(exc)}") from exc
 
 
 def _check_importable(key: str, target: str) -> None:

@@ -232,14 +232,6 @@ def parameters(target: Any) -> list[tuple[str, Any, Any]]:
     return out
 
 
-def schema_name(target: Any) -> str:
-    """``LogitGate`` -> ``LogitGateConf``; ``load_ragtruth`` -> ``RagtruthConf``."""
-    name = target.__name__
-    if not isinstance(target, type):
-        name = "".join(w.capitalize() for w in name.removeprefix("load_").split("_"))
-    return f"{name}Conf"
-
-
 DERIVED_PREFIX = "derived__"
 """Derived schemas are attributes of this module under ``derived__<path, dots as __>``."""
 
@@ -282,7 +274,9 @@ def derive(path: str) -> type:
     check = getattr(target, CHECK, None)
     if check is not None:
         namespace["__post_init__"] = _post_init(check)
-    conf = make_dataclass(schema_name(target), specs, namespace=namespace)
+    # Named by the path a YAML writes (``runner.gates.LogitGate``), so a message that names
+    # the schema ("Key 'x' not in 'runner.gates.LogitGate'") names a class grep finds.
+    conf = make_dataclass(path, specs, namespace=namespace)
     conf.__module__ = __name__
     conf.__qualname__ = DERIVED_PREFIX + path.replace(".", "__")  # importable: `__getattr__`
     conf.__doc__ = f"`{path}`'s settings (derived from its signature: `runner.settings.derive`)."

@@ -8,8 +8,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from runner.data.rag_file import load_rag_file
-from runner.data.rag_stream import FrameStream, RagStream, open_stream, parquet_rows
+from runner.data.rag_file import GENERATED_IDS, IDS_FROM_FILE, load_rag_file
+from runner.data.rag_stream import (
+    FrameStream,
+    RagStream,
+    RowStream,
+    as_stream,
+    open_stream,
+    parquet_rows,
+)
 from runner.errors import ConfigError, DataError, DataNotFoundError
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "rag_file" / "rag_example.jsonl"
@@ -140,7 +147,7 @@ def test_a_folder_without_shards_and_a_csv_are_said_plainly(tmp_path):
     csv = tmp_path / "t.csv"
     pd.DataFrame(rows(3)).to_csv(csv, index=False)
     loaded = open_stream(str(csv))
-    assert not hasattr(loaded, "plan") and len(loaded.frame) == 3  # a CSV is read whole
+    assert not isinstance(loaded, RowStream) and len(loaded.frame) == 3  # a CSV is read whole
 
 
 def test_the_fingerprint_is_the_whole_file_loaders(tmp_path):
@@ -153,3 +160,33 @@ def test_an_in_memory_data_set_is_sliced_into_batches():
     frame, kept, skipped = streamed(stream, 30)
     pd.testing.assert_frame_equal(frame, loaded.frame)
     assert kept == list(range(80)) and skipped == [] and stream.labelled
+
+
+# ------------------------------------------------------ one interface for files and frames
+
+
+def test_a_file_and_a_loaded_frame_answer_route_the_same_questions(tmp_path):
+    path = write_jsonl(tmp_path / "t.jsonl", [*rows(2), {"question": "q", "answer": "a"}])
+    loaded = load_rag_file(str(path), skip_invalid=True)  # the bad row: skipped, listed
+    whole = as_stream(loaded)
+    batches = as_stream(RagStream(str(path), skip_invalid=True))
+    assert isinstance(whole, FrameStream) and not whole.reads_in_batches
+    assert isinstance(batches, RagStream) and batches.reads_in_batches
+    batches.plan(10)
+    for stream in (whole, batches):
+        assert stream.ids == IDS_FROM_FILE and stream.ids_from_file
+        assert stream.where == str(path) and stream.id_field == "id"
+    # what the loader found before routing: only the frame knows it; a stream finds it
+    # batch by batch, as it reads
+    assert whole.rows_read == 3 and [p["row"] for p in whole.loader_skipped] == [3]
+    assert batches.rows_read is None and batches.loader_skipped == []
+
+
+def test_ids_made_from_content_and_a_renamed_id_field_are_said_by_the_stream(tmp_path):
+    no_ids = write_jsonl(tmp_path / "n.jsonl", [{k: v for k, v in r.items() if k != "id"}
+                                               for r in rows(2)])  # fmt: skip
+    stream = RagStream(str(no_ids))
+    stream.plan(10)
+    assert stream.ids == GENERATED_IDS and not stream.ids_from_file
+    renamed = write_jsonl(tmp_path / "r.jsonl", [{**r, "request_id": r.pop("id")} for r in rows(2)])
+    assert RagStream(str(renamed), columns={"id": "request_id"}).id_field == "request_id"

@@ -11,6 +11,7 @@ from omegaconf.errors import ConfigKeyError, ValidationError
 from sklearn.base import clone
 
 from runner.config import register_configs
+from runner.errors import ConfigError
 from runner.gates import (
     BASE_FEATURES,
     COVERAGE_FEATURES,
@@ -114,3 +115,29 @@ def test_wrong_types_fail():
 def test_required_fields_must_be_set():
     with pytest.raises(Exception, match="Missing mandatory value"):
         instantiate(OmegaConf.structured(LogitGateConf))
+
+
+@pytest.mark.parametrize(
+    ("schema", "settings", "message"),
+    [
+        (LogitGateConf, {"features": ["nosuch"], "tfidf": False}, "unknown lexical feature"),
+        (LogitGateConf, {"features": [], "tfidf": False}, "needs at least one feature"),
+        (LogitGateConf, {"features": ["coverage", "coverage"], "tfidf": False}, "repeat"),
+        (FeatureGateConf, {"feature": "nosuch"}, "unknown lexical feature"),
+        (FeatureGateConf, {"feature": "coverage", "sign": 0.0}, "finite non-zero"),
+    ],
+)
+def test_a_gate_setting_that_cannot_work_is_refused_when_the_config_is_typed(
+    schema, settings, message
+):
+    # The pre-flight check types every schema node (`schema_checks.check_schema_values`)
+    # before any data is read: the gate's own check runs there, as a ConfigError.
+    node = OmegaConf.merge(OmegaConf.structured(schema), settings)
+    with pytest.raises(ConfigError, match=message):
+        OmegaConf.to_object(node)
+
+
+def test_a_gate_whose_settings_work_types_cleanly():
+    node = OmegaConf.merge(OmegaConf.structured(LogitGateConf), {"features": ["coverage"],
+                                                                   "tfidf": True})  # fmt: skip
+    assert OmegaConf.to_object(node).features == ["coverage"]

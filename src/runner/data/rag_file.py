@@ -61,6 +61,8 @@ FIELDS: tuple[str, ...] = (
 REQUIRED: tuple[str, ...] = ("question", "context", "answer")
 CONTENT_ID = "content"
 """Prefix of an id made from a row's content when the file has no ``id`` column."""
+IDS_FROM_FILE = "from the file"
+"""`LoadedData.info["ids"]` when the file has an ``id`` column (else `GENERATED_IDS`)."""
 GENERATED_IDS = (
     "generated: content:<sha1[:16]> of question, context and answer (the file has no id column)"
 )
@@ -199,7 +201,7 @@ def load_rag_file(
         "format": file.suffix.lower().lstrip("."),
         "labelled": labelled,
         "fields_present": sorted(present),
-        "ids": "from the file" if "id" in present else GENERATED_IDS,
+        "ids": IDS_FROM_FILE if "id" in present else GENERATED_IDS,
         "groups": int(frame["group_id"].nunique()),
         "counts_per_source": _count(frame["source"]),
         "counts_per_task": _count(frame["task"]),

@@ -16,9 +16,10 @@ field first seen in a later batch fails, naming its line). Repeated ids across b
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pandas as pd
 import pyarrow as pa
@@ -28,6 +29,7 @@ from runner.data.hashing import fingerprint_files, frame_fingerprint, sha256_fil
 from runner.data.rag_file import (
     FIELDS,
     GENERATED_IDS,
+    IDS_FROM_FILE,
     LOADER_VERSION,
     canonical_frame,
     check_settings,
@@ -66,12 +68,81 @@ class Batch:
     skipped: list[dict] = field(default_factory=list)
 
 
-class RagStream:
+class RowStream(ABC):
+    """A data set as planned batches: what `route` reads, whether from files or a frame.
+
+    Why one interface: `route` has one path for a file read in batches (`RagStream`) and
+    for a data set a loader has read whole (`FrameStream`); what differs between them is
+    answered here, not probed by the study.
+    """
+
+    reads_in_batches: ClassVar[bool]
+    """True when rows are read batch by batch (problems are found as batches are read)."""
+    name: str
+    files: list[str]
+    fingerprint: str
+    info: dict[str, Any]
+    limit: int | None
+    skip_invalid: bool
+
+    @property
+    @abstractmethod
+    def labelled(self) -> bool:
+        """Whether the rows carry labels."""
+
+    @property
+    @abstractmethod
+    def ids(self) -> str:
+        """Where the ids come from, as the run's summary says it (`IDS_FROM_FILE` or
+        `GENERATED_IDS`)."""
+
+    @property
+    def ids_from_file(self) -> bool:
+        """Whether the ids are the file's own (else made from each row's content)."""
+        return self.ids == IDS_FROM_FILE
+
+    @property
+    def id_field(self) -> str:
+        """The file's field holding the ids (named in a repeated id's problem)."""
+        return "id"
+
+    @property
+    def where(self) -> str | None:
+        """The file (or place) the rows come from, for messages."""
+        return self.files[0] if self.files else self.info.get("location")
+
+    @property
+    def loader_skipped(self) -> list[dict]:
+        """Rows the loader skipped before routing (``skip_invalid``), as problem records."""
+        return []
+
+    @property
+    def rows_read(self) -> int | None:
+        """Rows the loader read, when it read them all before routing (else None)."""
+        return None
+
+    @abstractmethod
+    def plan(self, batch_rows: int) -> list[BatchSpec]:
+        """The batches, at most `batch_rows` rows each."""
+
+    @abstractmethod
+    def read(self, spec: BatchSpec) -> Batch:
+        """One batch's rows, mapped and checked."""
+
+
+def as_stream(data: Any) -> RowStream:
+    """`data` as batches: a `RowStream` as it is, a loaded data set as a `FrameStream`."""
+    return data if isinstance(data, RowStream) else FrameStream(data)
+
+
+class RagStream(RowStream):
     """The files of ``dataset=rag_file`` as batches (see the module docstring).
 
     Opening reads no row: it lists the files and hashes their bytes (the fingerprint, and
     the key a resumed run checks). `plan` fixes the batches; `read` maps one.
     """
+
+    reads_in_batches = True
 
     def __init__(
         self,
@@ -120,7 +191,12 @@ class RagStream:
     @property
     def ids(self) -> str:
         """Where the ids come from, as the run's summary says it."""
-        return "from the file" if self.present and "id" in self.present else GENERATED_IDS
+        return IDS_FROM_FILE if self.present and "id" in self.present else GENERATED_IDS
+
+    @property
+    def id_field(self) -> str:
+        """The file's field mapped to ``id`` (``dataset.columns.id``)."""
+        return self.columns.get("id", "id")
 
     def plan(self, batch_rows: int) -> list[BatchSpec]:
         """The batches, at most `batch_rows` rows each; fixes the fields (`present`)."""
@@ -289,12 +365,14 @@ def _plan_jsonl(stream: RagStream, batch_rows: int) -> tuple[list[BatchSpec], se
     raise DataError("no rows: the file holds no JSON record", file=file)
 
 
-class FrameStream:
+class FrameStream(RowStream):
     """An in-memory data set (a CSV, MLflow traces, any loader's frame) seen as batches.
 
     Why: `route` has one path; a loader that cannot stream has read and checked its rows
     already, so its batches are slices of the frame and its skipped rows are the loader's.
     """
+
+    reads_in_batches = False
 
     def __init__(self, data: Any) -> None:
         self.data = data
@@ -312,7 +390,17 @@ class FrameStream:
     @property
     def ids(self) -> str:
         """Where the ids come from, as the loader said."""
-        return self.info.get("ids", "from the file")
+        return self.info.get("ids", IDS_FROM_FILE)
+
+    @property
+    def loader_skipped(self) -> list[dict]:
+        """The rows the loader skipped (``dataset.skip_invalid=true``)."""
+        return list(self.info.get("skipped") or [])
+
+    @property
+    def rows_read(self) -> int | None:
+        """The rows the loader read."""
+        return self.info.get("rows_read")
 
     def plan(self, batch_rows: int) -> list[BatchSpec]:
         """Slices of `batch_rows` rows."""

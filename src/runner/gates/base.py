@@ -7,12 +7,27 @@ without them still works: the gate computes the missing ones itself.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
+from runner.errors import ConfigError
 from runner.features import LEXICAL_FEATURE_NAMES, lexical_features
+
+
+def refuse_before_data(check: Callable[[], object]) -> None:
+    """Run a gate's own parameter check at the pre-flight check, before any data is read.
+
+    A gate is a scikit-learn estimator, so its constructor only stores its parameters and
+    `fit` / `score` check them; each gate's ``check_settings`` (the hook the derived config
+    schema calls, `runner.settings.CHECK`) runs that same check on the configured values,
+    and a refusal becomes a `ConfigError`, reported as one line naming ``gates.<name>``.
+    """
+    try:
+        check()
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def check_lexical_names(names: Sequence[str]) -> list[str]:

@@ -27,7 +27,7 @@ from runner.features import (
     similarity_features,
 )
 from runner.frames import check_labels
-from runner.gates.base import as_risk, check_lexical_names, with_lexical
+from runner.gates.base import as_risk, check_lexical_names, refuse_before_data, with_lexical
 from runner.settings import SEED
 
 
@@ -99,6 +99,11 @@ class LogitGate(BaseEstimator):
             # A missing encoder package is a config error: fail when the run builds its
             # parts, before any data is read (a cheap lookup; the model loads on first use).
             encoder_folder(encoder)
+
+    @classmethod
+    def check_settings(cls, **settings: object) -> None:
+        """The feature lists, checked before any data (`runner.gates.base.refuse_before_data`)."""
+        refuse_before_data(cls(**settings)._names)
 
     def _names(self) -> list[str]:
         names = check_lexical_names(self.features)

@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from runner.features import TfidfSupport
-from runner.gates.base import as_risk
+from runner.gates.base import as_risk, refuse_before_data
 
 
 class TfidfKind(StrEnum):
@@ -49,6 +49,11 @@ class TfidfGate(BaseEstimator):
 
     def __init__(self, kind: TfidfKind | str = "answer_context"):
         self.kind = kind
+
+    @classmethod
+    def check_settings(cls, **settings: object) -> None:
+        """`kind`, checked before any data (`runner.gates.base.refuse_before_data`)."""
+        refuse_before_data(cls(**settings)._feature)
 
     def _feature(self) -> str:
         try:

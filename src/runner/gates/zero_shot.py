@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
-from runner.gates.base import as_risk, check_lexical_names, with_lexical
+from runner.gates.base import as_risk, check_lexical_names, refuse_before_data, with_lexical
 
 
 class FeatureGate(BaseEstimator):
@@ -27,6 +27,11 @@ class FeatureGate(BaseEstimator):
     def __init__(self, feature: str, sign: float = 1.0):
         self.feature = feature
         self.sign = sign
+
+    @classmethod
+    def check_settings(cls, **settings: object) -> None:
+        """`feature` and `sign`, checked before any data (`gates.base.refuse_before_data`)."""
+        refuse_before_data(cls(**settings)._check)
 
     def _check(self) -> str:
         (name,) = check_lexical_names([self.feature])

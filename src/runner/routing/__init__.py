@@ -16,7 +16,7 @@ from typing import Any
 
 from runner.lazy_exports import on_first_use
 from runner.routing.audit import estimate
-from runner.routing.config import check_routing, routing_or_defaults
+from runner.routing.config import routing_or_defaults
 from runner.routing.registry import load_routed_model, parse_model_uri
 from runner.routing.thresholds import (
     DECISIONS,
@@ -47,7 +47,6 @@ __all__ = [
     "TraceFeedback",
     "WorkFolder",
     "budget_thresholds",
-    "check_routing",
     "contract_thresholds",
     "decide",
     "estimate",

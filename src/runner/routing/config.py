@@ -44,9 +44,14 @@ class RoutingConf:
     ray_workers: int = 1
     work_dir: Optional[str] = None
 
+    def __post_init__(self) -> None:
+        # The one check of these values: run when the pre-flight check types the composed
+        # `routing` node (before any data) and whenever code builds a contract.
+        _check(self)
 
-def check_routing(routing: RoutingConf) -> None:
-    """Fail on settings that cannot make a contract, naming the key."""
+
+def _check(routing: RoutingConf) -> None:
+    """Fail on settings that cannot make a contract, naming the key (`RoutingConf` runs it)."""
 
     def fraction(value: float | None, key: str, *, zero_ok: bool = False) -> None:
         low_ok = value is not None and (value >= 0.0 if zero_ok else value > 0.0)

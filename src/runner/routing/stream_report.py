@@ -19,6 +19,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from runner.data import RowStream
 from runner.results import StudyResult
 from runner.routing import route
 from runner.routing.stream import HIDDEN
@@ -214,3 +215,72 @@ def add_final_table(result: StudyResult, names: np.ndarray, final: np.ndarray, s
             count = int(((final == outcome) & mask).sum())
             result.add("final", f"{outcome} ({source})", "rows", count)
             result.add("final", f"{outcome} ({source})", "share", count / n)
+
+
+def add_row_counts(result: StudyResult, rows: RowStream, totals: Any) -> tuple[dict, Any]:
+    """The ``rows`` table (read, routed, skipped); the counts and the skipped rows."""
+    skipped = route.skipped_rows(rows.loader_skipped + totals.skipped)
+    counts = route.row_counts(rows.rows_read, totals.rows, len(skipped))
+    result.titles["rows"] = f"Input rows: {route.accounting(counts)}"
+    for key, value in counts.items():
+        result.add("rows", "input", key, value)
+    return counts, skipped
+
+
+def add_decision_counts(result: StudyResult, totals: Any, audit: Any) -> Any:
+    """The ``decisions`` table; each routed row's decision name."""
+    names = totals.names(totals.decision)
+    for band in ("accept", "verify", "review"):
+        count = int((names == band).sum())
+        result.add("decisions", band, "rows", count)
+        result.add("decisions", band, "share", count / totals.rows)
+    result.add("decisions", "audit", "rows", int(audit.sum()))
+    result.add("decisions", "unseen source", "rows", int(sum(totals.unseen.values())))
+    return names
+
+
+def add_cascade(
+    result: StudyResult, routing: Any, threshold: Any, names: Any, final: Any, totals: Any
+) -> dict[str, Any]:
+    """The ``final`` table (the verifier decides the verify band); the cascade's record."""
+    gate_ms = totals.gate_seconds * 1000.0 / totals.rows
+    info = cascade_record(
+        routing.verifier, threshold, routing.verifier_threshold is not None, names, totals, gate_ms
+    )
+    add_final_table(result, names, final, info["rows_sent_to_verifier"])
+    return info
+
+
+def add_realised(result: StudyResult, model: Any, labels: Any, names: Any, final: Any) -> None:
+    """The ``realised`` table: this file's review precision and accepted risk beside the
+    model's out-of-fold promise (and after the verifier)."""
+    promise = model.metadata.get("oof_realised") or {}
+    for key, value in route.realised(labels, names).items():
+        result.add("realised", key, "this file", value)
+    if final is not None:
+        for key, value in route.realised(labels, final).items():
+            result.add("realised", key, "after verifier", value)
+    result.add("realised", "review precision", "OOF promise", promise.get("review_precision"))
+    result.add("realised", "accepted risk", "OOF promise", promise.get("accepted_risk"))
+
+
+def summary(
+    routing: Any, model: Any, rows: RowStream, counts: dict, names: Any, audit: Any, totals: Any
+) -> dict[str, Any]:
+    """``summary.json``: the model, the row accounting and what was decided."""
+    return {
+        "model": {
+            "uri": model.uri,
+            "name": model.name,
+            "version": model.version,
+            "training_run_id": model.run_id,
+        },
+        "rows": {**counts, "accounting": route.accounting(counts)},
+        "ids": rows.ids,
+        "counts": decision_counts(names),
+        "audit_rows": int(audit.sum()),
+        "unseen_sources": totals.unseen,
+        "on_unseen_source": routing.on_unseen_source,
+        "training_sources": list(model.metadata.get("training_sources") or []),
+        "thresholds": model.metadata.get("thresholds"),
+    }

@@ -25,7 +25,6 @@ from runner.routing import (
     INPUT_FIELDS,
     RoutingModel,
     Thresholds,
-    check_routing,
     contract_thresholds,
     report,
     routing_or_defaults,
@@ -63,7 +62,6 @@ class FitGate(Study, name="fit_gate", params=Params, titles=TITLES):
     def check(self, inputs: Inputs, params: Params) -> None:
         """The contract's settings, the gate and tracking, before any data is read."""
         routing = routing_or_defaults(inputs.routing)
-        check_routing(routing)
         inputs.require_parts("gates", [routing.gate], "routing.gate")
         if inputs.tracking is None or not inputs.tracking.enabled:
             raise ConfigError(

@@ -28,7 +28,7 @@ from runner.evaluation import (
 )
 from runner.features import with_lexical_features
 from runner.results import StudyResult
-from runner.routing import cascade, cascade_report, check_routing, report, routing_or_defaults
+from runner.routing import cascade, cascade_report, report, routing_or_defaults
 from runner.studies.contract import Inputs, Study
 
 TITLES = {
@@ -162,7 +162,6 @@ def _check_cascade(inputs: Inputs) -> None:
                 "(routing.verifier=<name>) or remove them"
             )
         return
-    check_routing(routing)
     inputs.require_parts("verifiers", [routing.verifier], "routing.verifier")
     verifier = inputs.verifiers[routing.verifier]
     cascade.verifier_threshold(verifier, routing.verifier_threshold, routing.verifier)

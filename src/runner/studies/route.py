@@ -28,14 +28,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from runner.data import FrameStream
+from runner.data import RowStream, as_stream
 from runner.errors import ConfigError
 from runner.results import ModelLink, StudyResult
 from runner.routing import (
     TraceFeedback,
     WorkFolder,
     cascade,
-    check_routing,
     engines,
     parse_model_uri,
     route,
@@ -69,7 +68,6 @@ class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
         """A model URI, a valid policy, the verifier configured when one is named, and with
         ``routing.engine=ray`` a cluster that answers (before any row is read)."""
         routing = routing_or_defaults(inputs.routing)
-        check_routing(routing)
         if not routing.model_uri:
             raise ConfigError("route needs routing.model_uri=models:/<name>@champion")
         parse_model_uri(routing.model_uri)
@@ -86,146 +84,43 @@ class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
 
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
         """Route every batch with the loaded model, mark the audit sample, summarise."""
-        routing, data = routing_or_defaults(inputs.routing), inputs.data
-        streamed = hasattr(data, "plan")
-        rows_in = data if streamed else FrameStream(data)
-        loader_skipped = [] if streamed else list(data.info.get("skipped") or [])
-        tracking_uri = inputs.require("tracking").uri  # where a Ray worker loads the model
-        model = inputs.model  # loaded by the pipeline (registered_model)
-        training_sources = list(model.metadata.get("training_sources") or [])
-        where = data.files[0] if data.files else data.info.get("location")
-        specs = rows_in.plan(routing.batch_rows)
-        verifier, threshold = None, None
-        if routing.verifier:
-            verifier = inputs.verifiers[routing.verifier]
-            threshold = cascade.verifier_threshold(
-                verifier, routing.verifier_threshold, routing.verifier
-            )
-        router_args = {
-            "stream": rows_in,
-            "specs": specs,
-            "tracking_uri": tracking_uri,
-            "model_uri": f"models:/{model.name}/{model.version}",
-            "on_unseen_source": routing.on_unseen_source,
-            "verifier": verifier,
-            "verifier_name": routing.verifier,
-            "threshold": threshold,
-        }
-        admission = {
-            "limit": rows_in.limit,
-            "skip_invalid": rows_in.skip_invalid,
-            "id_field": getattr(rows_in, "columns", {}).get("id", "id"),
-            "ids_from_file": rows_in.ids == "from the file",
-            "stream": rows_in,
-        }
+        routing, model = routing_or_defaults(inputs.routing), inputs.model
+        rows = as_stream(inputs.data)
+        specs = rows.plan(routing.batch_rows)
+        verifier, threshold = _verifier(inputs, routing)
         if routing.on_unseen_source == "error":
-            scratch = stream.StreamDriver(None, specs, **admission)
-            unseen = stream.unseen_before_routing(rows_in, specs, training_sources, scratch)
-            route.handle_unseen(unseen, "error", training_sources, where)
-        work = WorkFolder(
-            work_root(routing.work_dir, inputs.cache_dir),
-            work_key(rows_in, model, routing, verifier),
-            len(specs),
-        )
-        driver = stream.StreamDriver(work, specs, **admission)
-        pending = driver.resume()
-        results = (
-            engines.route_on_ray(router_args, driver, pending, routing.ray_workers)
-            if routing.engine == "ray"
-            else engines.route_local(router_args, driver, pending, model)
-        )
-        with _progress(inputs.progress, len(pending)) as bar:
-            stream.drive(driver, results, bar)
+            _stop_before_routing_unseen_sources(rows, specs, model)
+        work, routed_now = _route_batches(inputs, routing, rows, specs, verifier, threshold)
         totals = stream_report.count(work, cascade=bool(routing.verifier))
-        route.handle_unseen(totals.unseen, routing.on_unseen_source, training_sources, where)
+        sources = _training_sources(model)
+        route.handle_unseen(totals.unseen, routing.on_unseen_source, sources, rows.where)
         audit = stream_report.audit_mask(totals, routing.audit_fraction, inputs.seed)
         decisions = stream_report.DecisionsFile(work, totals.batches, audit)
-        names = totals.names(totals.decision)
-        n = totals.rows
 
         result = StudyResult(titles=dict(TITLES))
-        skipped = route.skipped_rows(loader_skipped + totals.skipped)
-        read = None if streamed else data.info.get("rows_read")
-        counts = route.row_counts(read, n, len(skipped))
-        result.titles["rows"] = f"Input rows: {route.accounting(counts)}"
-        for key, value in counts.items():
-            result.add("rows", "input", key, value)
-        for band in ("accept", "verify", "review"):
-            count = int((names == band).sum())
-            result.add("decisions", band, "rows", count)
-            result.add("decisions", band, "share", count / n)
-        result.add("decisions", "audit", "rows", int(audit.sum()))
-        result.add("decisions", "unseen source", "rows", int(sum(totals.unseen.values())))
-        gate_ms = totals.gate_seconds * 1000.0 / n
-        runtime: dict[str, Any] = {"gate_ms_per_example": gate_ms, "rows": n}
-        runtime["stream"] = {
-            "engine": routing.engine,
-            "batch_rows": routing.batch_rows,
-            "batches": len(specs),
-            "batches_routed_by_this_run": len(pending),
-            "batches_resumed": len(specs) - len(pending),
-            "work_dir": str(work.dir),
-        }
-        final = None
-        cascade_info = None
+        counts, skipped = stream_report.add_row_counts(result, rows, totals)
+        names = stream_report.add_decision_counts(result, totals, audit)
+        runtime = _runtime(routing, totals, len(specs), routed_now, work)
+        final = cascade_info = None
         if routing.verifier:
             final = totals.names(totals.final)
-            cascade_info = stream_report.cascade_record(
-                routing.verifier,
-                threshold,
-                routing.verifier_threshold is not None,
-                names,
-                totals,
-                gate_ms,
-            )
-            stream_report.add_final_table(
-                result, names, final, cascade_info["rows_sent_to_verifier"]
+            cascade_info = stream_report.add_cascade(
+                result, routing, threshold, names, final, totals
             )
             runtime["cascade"] = cascade_info
-        if rows_in.labelled:
-            labels = totals.labels
-            promise = model.metadata.get("oof_realised") or {}
-            for key, value in route.realised(labels, names).items():
-                result.add("realised", key, "this file", value)
-            if final is not None:
-                for key, value in route.realised(labels, final).items():
-                    result.add("realised", key, "after verifier", value)
-            result.add(
-                "realised", "review precision", "OOF promise", promise.get("review_precision")
-            )
-            result.add("realised", "accepted risk", "OOF promise", promise.get("accepted_risk"))
+        if rows.labelled:
+            stream_report.add_realised(result, model, totals.labels, names, final)
         result.files["decisions.parquet"] = decisions
         if len(skipped):
             result.files["skipped.parquet"] = skipped
         result.runtime.update(runtime)
-        result.extra["summary.json"] = {
-            "model": {
-                "uri": model.uri,
-                "name": model.name,
-                "version": model.version,
-                "training_run_id": model.run_id,
-            },
-            "rows": {**counts, "accounting": route.accounting(counts)},
-            "ids": rows_in.ids,
-            "counts": stream_report.decision_counts(names),
-            "audit_rows": int(audit.sum()),
-            "unseen_sources": totals.unseen,
-            "on_unseen_source": routing.on_unseen_source,
-            "training_sources": training_sources,
-            "thresholds": model.metadata.get("thresholds"),
-        }
-        if streamed:
-            data.info.update(stream_report.stream_info(totals, counts, skipped, rows_in.labelled))
-        if data.info.get("origin") == "mlflow":
-            result.trace_feedback = TraceFeedback(
-                tracking_uri=data.info["tracking_uri"],
-                experiment_id=data.info["experiment_id"],
-                decisions=decisions.frame(),
-                model_uri=model.uri,
-                model_name=model.name,
-                model_version=model.version,
-                thresholds=dict(model.metadata.get("thresholds") or {}),
-            )
+        result.extra["summary.json"] = stream_report.summary(
+            routing, model, rows, counts, names, audit, totals
+        )
+        if rows.reads_in_batches:
+            rows.info.update(stream_report.stream_info(totals, counts, skipped, rows.labelled))
+        if rows.info.get("origin") == "mlflow":
+            result.trace_feedback = _trace_feedback(rows, model, decisions)
         if cascade_info is not None:
             result.extra["summary.json"]["cascade"] = {
                 **cascade_info,
@@ -233,6 +128,101 @@ class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
             }
         result.model_link = ModelLink(model.name, model.version, "last_route_run", model.uri)
         return result
+
+
+def _training_sources(model: Any) -> list[str]:
+    return list(model.metadata.get("training_sources") or [])
+
+
+def _verifier(inputs: Inputs, routing: Any) -> tuple[Any, float | None]:
+    """The cascade's verifier and its threshold (None, None without ``routing.verifier``)."""
+    if not routing.verifier:
+        return None, None
+    verifier = inputs.verifiers[routing.verifier]
+    threshold = cascade.verifier_threshold(verifier, routing.verifier_threshold, routing.verifier)
+    return verifier, threshold
+
+
+def _admission(rows: RowStream) -> dict[str, Any]:
+    """What decides which read rows are routed: ``limit``, repeated ids (`StreamDriver`)."""
+    return {
+        "limit": rows.limit,
+        "skip_invalid": rows.skip_invalid,
+        "id_field": rows.id_field,
+        "ids_from_file": rows.ids_from_file,
+        "stream": rows,
+    }
+
+
+def _stop_before_routing_unseen_sources(rows: RowStream, specs: list, model: Any) -> None:
+    """``on_unseen_source=error``: read every batch first, stop before any row is routed."""
+    scratch = stream.StreamDriver(None, specs, **_admission(rows))
+    sources = _training_sources(model)
+    unseen = stream.unseen_before_routing(rows, specs, sources, scratch)
+    route.handle_unseen(unseen, "error", sources, rows.where)
+
+
+def _route_batches(
+    inputs: Inputs, routing: Any, rows: RowStream, specs: list, verifier: Any, threshold: Any
+) -> tuple[WorkFolder, int]:
+    """Route the batches a finished earlier run has not (locally or on Ray) into the work
+    folder; return it and how many batches this run routed."""
+    model = inputs.model
+    work = WorkFolder(
+        work_root(routing.work_dir, inputs.cache_dir),
+        work_key(rows, model, routing, verifier),
+        len(specs),
+    )
+    router_args = {
+        "stream": rows,
+        "specs": specs,
+        "tracking_uri": inputs.require("tracking").uri,  # where a Ray worker loads the model
+        "model_uri": f"models:/{model.name}/{model.version}",
+        "on_unseen_source": routing.on_unseen_source,
+        "verifier": verifier,
+        "verifier_name": routing.verifier,
+        "threshold": threshold,
+    }
+    driver = stream.StreamDriver(work, specs, **_admission(rows))
+    pending = driver.resume()
+    results = (
+        engines.route_on_ray(router_args, driver, pending, routing.ray_workers)
+        if routing.engine == "ray"
+        else engines.route_local(router_args, driver, pending, model)
+    )
+    with _progress(inputs.progress, len(pending)) as bar:
+        stream.drive(driver, results, bar)
+    return work, len(pending)
+
+
+def _runtime(
+    routing: Any, totals: Any, batches: int, routed_now: int, work: WorkFolder
+) -> dict[str, Any]:
+    return {
+        "gate_ms_per_example": totals.gate_seconds * 1000.0 / totals.rows,
+        "rows": totals.rows,
+        "stream": {
+            "engine": routing.engine,
+            "batch_rows": routing.batch_rows,
+            "batches": batches,
+            "batches_routed_by_this_run": routed_now,
+            "batches_resumed": batches - routed_now,
+            "work_dir": str(work.dir),
+        },
+    }
+
+
+def _trace_feedback(rows: RowStream, model: Any, decisions: Any) -> TraceFeedback:
+    """The decisions to write back onto the MLflow traces they came from."""
+    return TraceFeedback(
+        tracking_uri=rows.info["tracking_uri"],
+        experiment_id=rows.info["experiment_id"],
+        decisions=decisions.frame(),
+        model_uri=model.uri,
+        model_name=model.name,
+        model_version=model.version,
+        thresholds=dict(model.metadata.get("thresholds") or {}),
+    )
 
 
 class _progress:
