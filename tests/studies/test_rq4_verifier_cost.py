@@ -158,6 +158,7 @@ def test_experiment_composes_every_table_vii_row():
     assert {v.weights for v in cfg.verifiers.values()} == {"random"}
 
 
+@pytest.mark.slow  # the whole study with four verifiers (~10 s)
 def test_real_weights_give_accuracy_with_intervals_and_cost(tmp_path, toy_models, data):
     result = run_study(compose_cfg(tmp_path, *toy_overrides(toy_models)), data)
     table = cells(result)
@@ -183,6 +184,7 @@ def test_real_weights_give_accuracy_with_intervals_and_cost(tmp_path, toy_models
     assert result.tags["weights"] == "pretrained"
 
 
+@pytest.mark.slow  # the whole study with four verifiers (~10 s)
 def test_random_weights_report_cost_but_never_accuracy(tmp_path, toy_models, data):
     cfg = compose_cfg(tmp_path, *toy_overrides(toy_models, weights="random"))
     from tests.verifiers.conftest import TINY_ARCH, corpus

@@ -10,6 +10,7 @@ def bench():
     return load_script("bench_verifiers")
 
 
+@pytest.mark.slow  # every inference path of a model, twice (~10 s)
 def test_every_fp32_path_equals_the_naive_loop(bench, tiny_deberta):
     frame = make_frame(9)
     report = bench.bench_one(
