@@ -141,7 +141,7 @@ def bench_one(
     specs = paths_for(verifier, batch_sizes)
 
     def build(label: str, settings: dict[str, Any]) -> Any:
-        return verifier if label == "default" else verifier.derive(**settings)
+        return verifier if label == "default" else verifier.with_settings(**settings)
 
     results = []
     reference: dict[str, Any] = {}

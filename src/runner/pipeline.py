@@ -145,6 +145,7 @@ def build_inputs(cfg: DictConfig, data: Any = None) -> Inputs:
     Parts are built, not run: no data is read and no model weights are loaded here.
     """
     from runner.hri import load_hri_config
+    from runner.routing import RoutingConf
 
     store = _tracking(cfg)
     _use_run_registry(store)
@@ -166,7 +167,7 @@ def build_inputs(cfg: DictConfig, data: Any = None) -> Inputs:
             else None
         ),
         hri=load_hri_config(cfg.hri) if cfg.get("hri") is not None else None,
-        routing=_typed(cfg.get("routing")),
+        routing=_typed(cfg.get("routing")) or RoutingConf(),  # the defaults when unset
         tracking=store,
         detector=_typed(cfg.get("detector")),
         train=_typed(cfg.get("train")),

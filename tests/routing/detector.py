@@ -111,7 +111,7 @@ def register_tiny_detector(artifacts: Path, name: str = "ragtruth_detector") -> 
 
     from runner.results import ModelSpec
     from runner.tracking import register_model
-    from runner.verifiers.detector_model import ARTIFACT, DetectorModel, signature
+    from runner.verifiers.detector_model import ARTIFACT, DetectorModel, detector_signature
 
     folder = save_tiny_detector(Path(artifacts) / "tiny_detector")
     uri = f"sqlite:///{Path(artifacts) / 'mlflow.db'}"
@@ -123,7 +123,7 @@ def register_tiny_detector(artifacts: Path, name: str = "ragtruth_detector") -> 
         input_example=None,
         tags={"backbone": "tiny"},
         artifacts={ARTIFACT: str(folder)},
-        signature=signature(),
+        signature=detector_signature(),
     )
     before = mlflow.get_tracking_uri()
     try:

@@ -12,7 +12,7 @@ from scipy.stats import beta
 from runner.errors import DataError
 from runner.routing.audit import estimate
 from runner.routing.model import InputError, check_input
-from runner.routing.route import audit_sample, handle_unseen, realised
+from runner.routing.traffic import audit_sample, handle_unseen, realised
 
 
 def test_unseen_sources_stop_the_run_under_error_and_only_warn_otherwise(caplog):

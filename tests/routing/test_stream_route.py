@@ -31,8 +31,8 @@ from runner.errors import DataError
 from runner.reporting.outputs import write_parquet
 from runner.routing import engines
 from runner.routing.registry import load_routed_model
-from runner.routing.route import audit_sample
 from runner.routing.stream import route_frame
+from runner.routing.traffic import audit_sample
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "rag_file" / "rag_example.jsonl"

@@ -83,7 +83,7 @@ def _register_champion(root: Path, folder: Path, promotion: dict) -> str:
     """`folder` (weights + card, the card's ``promotion`` block replaced) as @champion."""
     from runner.results import ModelSpec
     from runner.tracking import register_model
-    from runner.verifiers.detector_model import ARTIFACT, DetectorModel, signature
+    from runner.verifiers.detector_model import ARTIFACT, DetectorModel, detector_signature
 
     card = json.loads((folder / "detector.json").read_text())
     card["promotion"] = promotion
@@ -93,7 +93,7 @@ def _register_champion(root: Path, folder: Path, promotion: dict) -> str:
     with mlflow.start_run() as run:
         run_id = run.info.run_id
     spec = ModelSpec(DetectorModel(), NAME, "champion", {}, None,
-                     artifacts={ARTIFACT: str(folder)}, signature=signature())  # fmt: skip
+                     artifacts={ARTIFACT: str(folder)}, signature=detector_signature())  # fmt: skip
     return register_model(_store(root), spec, run_id, root)["version"]
 
 

@@ -15,7 +15,7 @@ from runner.config import register_configs
 from runner.errors import ConfigError
 from runner.settings import derive
 from runner.verifiers import DebertaNLIVerifier, HHEMVerifier, LettuceDetectVerifier, Verifier
-from runner.verifiers.base import inference, verifier_class
+from runner.verifiers.base import inference, settings_class
 from runner.verifiers.build import CONF_DIR, compose_verifier, master_seed
 
 SCHEMA = {
@@ -37,7 +37,7 @@ MODEL_SETTINGS = {
     "device",
     "seed",
 }
-"""Settings that change the loaded weights: `derive` must never reuse weights across them."""
+"""Settings that change the loaded weights: `with_settings` must never reuse weights across them."""
 
 register_configs()
 
@@ -78,11 +78,11 @@ def test_a_subclass_overrides_defaults_and_keeps_types_and_flags():
     assert Verifier.__dataclass_fields__["batch_size"].default == 1
     with pytest.raises(TypeError, match="batchsize"):
 
-        @verifier_class(batchsize=2)
+        @settings_class(batchsize=2)
         class Misspelt(Verifier):
             pass
 
-    @verifier_class(batch_size=8)
+    @settings_class(batch_size=8)
     class Own(Verifier):
         extra: str = inference("x")
 

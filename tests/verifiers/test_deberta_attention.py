@@ -131,7 +131,7 @@ def test_a_model_without_disentangled_attention_is_refused():
 
 def test_the_verifier_scores_the_same_with_either_attention(tiny_deberta, frame):
     fused = DebertaNLIVerifier(model=str(tiny_deberta), batch_size=3)
-    stock = fused.derive(attention="stock")
+    stock = fused.with_settings(attention="stock")
     assert any(isinstance(m, FusedDisentangledAttention) for m in fused._prepared.modules())
     assert not any(isinstance(m, FusedDisentangledAttention) for m in stock._prepared.modules())
     a, b = fused.score(frame), stock.score(frame)

@@ -43,7 +43,7 @@ def test_batched_scores_equal_one_at_a_time(tiny_deberta, frame, batch_size):
     naive = DebertaNLIVerifier(
         model=str(tiny_deberta), batch_size=1, sort_by_length=False, max_length=48
     )
-    batched = naive.derive(batch_size=batch_size, sort_by_length=True)
+    batched = naive.with_settings(batch_size=batch_size, sort_by_length=True)
     np.testing.assert_allclose(batched.score(frame), naive.score(frame), atol=1e-5, rtol=0)
     assert batched.last_truncation_.n_truncated > 0  # padding and truncation both exercised
 

@@ -40,7 +40,7 @@ def test_t5_token_classifier_runs_the_encoder_only(tiny_t5):
 @pytest.mark.parametrize("batch_size", [2, 4])
 def test_batched_scores_equal_one_at_a_time(tiny_t5, frame, batch_size):
     naive = HHEMVerifier(model=str(tiny_t5), batch_size=1, sort_by_length=False, max_length=120)
-    batched = naive.derive(batch_size=batch_size)
+    batched = naive.with_settings(batch_size=batch_size)
     np.testing.assert_allclose(batched.score(frame), naive.score(frame), atol=1e-5, rtol=0)
     assert batched.last_truncation_.n_truncated > 0
 
@@ -83,7 +83,7 @@ def test_hub_layout_with_foreign_weights_is_refused(tiny_t5, tmp_path):
 
 def test_top3_ablation_uses_sentence_evidence(tiny_t5, frame):
     full = HHEMVerifier(model=str(tiny_t5), max_length=4096)
-    top3 = full.derive(evidence="top_k_sentences", top_k=3)
+    top3 = full.with_settings(evidence="top_k_sentences", top_k=3)
     full.score(frame)
     top3.score(frame)
     assert top3.last_truncation_.mean_tokens < full.last_truncation_.mean_tokens

@@ -59,7 +59,7 @@ def test_example_risk_is_max_prob_or_flagged_share(tiny_modernbert, frame):
     scores = base.token_scores(*_lists(frame))
     both = base.risk_components(frame)
     np.testing.assert_allclose(base.score(frame), [s.max_prob() for s in scores])
-    share = base.derive().set_params(risk="flagged_share")
+    share = base.with_settings().set_params(risk="flagged_share")
     np.testing.assert_allclose(share.score(frame), both["flagged_share"])
     np.testing.assert_allclose(both["flagged_share"], [s.flagged_share(0.8) for s in scores])
     assert np.ptp(both["max_prob"]) > 0.01
@@ -69,7 +69,7 @@ def test_batched_token_probabilities_equal_one_at_a_time(tiny_modernbert, frame)
     naive = LettuceDetectVerifier(
         model=str(tiny_modernbert), batch_size=1, sort_by_length=False, max_length=96
     )
-    batched = naive.derive(batch_size=4)
+    batched = naive.with_settings(batch_size=4)
     for a, b in zip(
         naive.token_scores(*_lists(frame)), batched.token_scores(*_lists(frame)), strict=True
     ):

@@ -24,7 +24,7 @@ def fp32(tiny_deberta):
 
 
 def test_int8_quantises_the_encoder_of_a_copy(fp32):
-    int8 = fp32.derive(quantize="int8_dynamic")
+    int8 = fp32.with_settings(quantize="int8_dynamic")
     assert int8.loaded.model is fp32.loaded.model  # float weights shared, not reloaded
     linears = [n for n, m in int8._prepared.named_modules() if isinstance(m, torch.nn.Linear)]
     assert linears == ["pooler.dense", "classifier"]  # the task head stays float32
@@ -33,7 +33,7 @@ def test_int8_quantises_the_encoder_of_a_copy(fp32):
 
 
 def _int8_error(fp32, frame, full_range):
-    int8 = fp32.derive()
+    int8 = fp32.with_settings()
     int8._prepared = quantize_int8(fp32.loaded.model, full_range=full_range)
     a, b = fp32.score(frame), int8.score(frame)
     return float(np.max(np.abs(a - b))), float(np.corrcoef(a, b)[0, 1])
@@ -54,7 +54,7 @@ from tests.verifiers.conftest import make_frame
 from runner.verifiers import DebertaNLIVerifier
 from runner.verifiers.quantization import int8_range
 fp32 = DebertaNLIVerifier(model=sys.argv[1], batch_size=2).load()
-int8 = fp32.derive(quantize="int8_dynamic")
+int8 = fp32.with_settings(quantize="int8_dynamic")
 frame = make_frame()
 a, b = fp32.score(frame), int8.score(frame)
 print(int8.runtime_info()["int8_range"]["activation_range"], float(np.max(np.abs(a - b))))
@@ -83,7 +83,7 @@ def test_int8_on_pre_vnni_kernels_picks_the_reduced_range_and_tracks_float32(tin
 
 
 def test_bf16_autocast_tracks_float32(fp32, frame):
-    bf16 = fp32.derive(dtype="bfloat16")
+    bf16 = fp32.with_settings(dtype="bfloat16")
     assert bf16.precision_name == "bf16-autocast"
     assert np.max(np.abs(fp32.score(frame) - bf16.score(frame))) < 0.05
 
@@ -106,12 +106,12 @@ def test_impossible_settings_fail_before_loading(tiny_deberta, settings):
 
 def test_derive_refuses_to_change_the_model(fp32):
     with pytest.raises(ConfigError, match="new verifier"):
-        fp32.derive(model="other")
+        fp32.with_settings(model="other")
 
 
 def test_set_params_never_leaves_a_stale_model(fp32, frame):
-    reference = fp32.derive(quantize="int8_dynamic").score(frame)
-    changed = fp32.derive().set_params(quantize="int8_dynamic")
+    reference = fp32.with_settings(quantize="int8_dynamic").score(frame)
+    changed = fp32.with_settings().set_params(quantize="int8_dynamic")
     np.testing.assert_array_equal(changed.score(frame), reference)
     assert changed.loaded.model is fp32.loaded.model  # an inference setting: weights kept
     assert sum(isinstance(m, torch.nn.Linear) for m in changed._prepared.modules()) == 2

@@ -88,7 +88,7 @@ def test_runtime_info_records_the_range_of_an_int8_verifier(tiny_deberta, monkey
     monkeypatch.setenv(INT8_RANGE_ENV, "reduced")
     fp32 = DebertaNLIVerifier(model=str(tiny_deberta))
     assert fp32.runtime_info()["int8_range"] is None
-    info = fp32.derive(quantize="int8_dynamic").runtime_info()["int8_range"]
+    info = fp32.with_settings(quantize="int8_dynamic").runtime_info()["int8_range"]
     assert info["activation_range"] == "reduced"
     assert info["reason"].startswith(f"{INT8_RANGE_ENV}=reduced")
     assert isinstance(info["cpu_avx512_vnni"], bool)
@@ -166,7 +166,7 @@ def test_bfloat16_linear_computes_in_bfloat16_and_returns_the_input_dtype():
 @pytest.mark.parametrize("attention", ["fused", "stock"])
 def test_int8_recipes_track_float32(tiny_deberta, frame, quantize, attention):
     fp32 = DebertaNLIVerifier(model=str(tiny_deberta), batch_size=2, attention="stock")
-    int8 = fp32.derive(quantize=quantize, attention=attention)
+    int8 = fp32.with_settings(quantize=quantize, attention=attention)
     assert int8.precision_name == quantize.replace("_", "-")
     a, b = fp32.score(frame), int8.score(frame)
     assert np.ptp(a) > 0.05

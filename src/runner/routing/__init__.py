@@ -16,7 +16,7 @@ from typing import Any
 
 from runner.lazy_exports import on_first_use
 from runner.routing.audit import estimate
-from runner.routing.config import routing_or_defaults
+from runner.routing.config import RoutingConf
 from runner.routing.registry import load_routed_model, parse_model_uri
 from runner.routing.thresholds import (
     DECISIONS,
@@ -42,6 +42,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "DECISIONS",
     "INPUT_FIELDS",
+    "RoutingConf",
     "RoutingModel",
     "Thresholds",
     "TraceFeedback",
@@ -53,7 +54,6 @@ __all__ = [
     "load_routed_model",
     "parse_model_uri",
     "risk_controlled_accept",
-    "routing_or_defaults",
     "signature",
     "work_key",
     "work_root",

@@ -4,7 +4,7 @@ The labels are loaded (and checked against the route run's decisions) by
 `runner.data.audit_labels.load_audit_labels`.
 
 Why exact binomial intervals: the audit sample is a seeded random sample of accepted rows
-(`runner.routing.route.audit_sample`), so the hallucinated count among them is binomial;
+(`runner.routing.traffic.audit_sample`), so the hallucinated count among them is binomial;
 Clopper-Pearson holds its coverage at the small sample sizes audits have.
 
 Verdict: ``holds`` when the interval's upper end is at or below the target, ``violated``

@@ -25,8 +25,8 @@ from runner.evaluation import scopes
 from runner.results import StudyResult
 from runner.routing.cascade import cascade_risk, final_decisions, score_band
 from runner.routing.report import accept_col, review_col
-from runner.routing.route import realised
 from runner.routing.thresholds import budget_thresholds, decide
+from runner.routing.traffic import realised
 
 TITLE = "Cascade: gate on every row, verifier on its verify band (Combined, 95 % CI)"
 

@@ -89,8 +89,3 @@ def _check(routing: RoutingConf) -> None:
             f"routing.on_unseen_source={routing.on_unseen_source!r}: one of "
             f"{UNSEEN_SOURCE_POLICIES}"
         )
-
-
-def routing_or_defaults(routing: RoutingConf | None) -> RoutingConf:
-    """The experiment's routing contract, or the defaults when it configures no `routing`."""
-    return routing if routing is not None else RoutingConf()

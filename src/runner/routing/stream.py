@@ -5,7 +5,7 @@ Why batches: a week of logs does not fit one frame. Each batch is routed on its 
 verifier on the verify band), because none of those look beyond a row. What does look
 across rows is done over the whole stream, in order, by `StreamDriver` on the driving
 process: an id seen in an earlier batch is a duplicate, ``limit`` counts valid rows, and
-the audit draw (`runner.routing.route.audit_sample`) is made once every batch is in, over
+the audit draw (`runner.routing.traffic.audit_sample`) is made once every batch is in, over
 the positions of all accepted rows, so the same ids are marked whatever the batch size.
 
 Repeats and ``limit`` are settled before a batch is routed (`StreamDriver.admit`): a row

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 
 from runner.data import RowStream
 from runner.results import StudyResult
-from runner.routing import route
+from runner.routing import traffic
 from runner.routing.stream import HIDDEN
 from runner.routing.work_folder import WorkFolder
 
@@ -153,7 +153,7 @@ class DecisionsFile:
 
 def audit_mask(totals: Totals, fraction: float, seed: int) -> np.ndarray:
     """The audit sample over the whole stream (the in-memory path's draw, same ids)."""
-    return route.audit_sample(totals.names(totals.decision), fraction, seed)
+    return traffic.audit_sample(totals.names(totals.decision), fraction, seed)
 
 
 def decision_counts(names: np.ndarray) -> dict[str, int]:
@@ -219,9 +219,9 @@ def add_final_table(result: StudyResult, names: np.ndarray, final: np.ndarray, s
 
 def add_row_counts(result: StudyResult, rows: RowStream, totals: Any) -> tuple[dict, Any]:
     """The ``rows`` table (read, routed, skipped); the counts and the skipped rows."""
-    skipped = route.skipped_rows(rows.loader_skipped + totals.skipped)
-    counts = route.row_counts(rows.rows_read, totals.rows, len(skipped))
-    result.titles["rows"] = f"Input rows: {route.accounting(counts)}"
+    skipped = traffic.skipped_rows(rows.loader_skipped + totals.skipped)
+    counts = traffic.row_counts(rows.rows_read, totals.rows, len(skipped))
+    result.titles["rows"] = f"Input rows: {traffic.accounting(counts)}"
     for key, value in counts.items():
         result.add("rows", "input", key, value)
     return counts, skipped
@@ -255,10 +255,10 @@ def add_realised(result: StudyResult, model: Any, labels: Any, names: Any, final
     """The ``realised`` table: this file's review precision and accepted risk beside the
     model's out-of-fold promise (and after the verifier)."""
     promise = model.metadata.get("oof_realised") or {}
-    for key, value in route.realised(labels, names).items():
+    for key, value in traffic.realised(labels, names).items():
         result.add("realised", key, "this file", value)
     if final is not None:
-        for key, value in route.realised(labels, final).items():
+        for key, value in traffic.realised(labels, final).items():
             result.add("realised", key, "after verifier", value)
     result.add("realised", "review precision", "OOF promise", promise.get("review_precision"))
     result.add("realised", "accepted risk", "OOF promise", promise.get("accepted_risk"))
@@ -275,7 +275,7 @@ def summary(
             "version": model.version,
             "training_run_id": model.run_id,
         },
-        "rows": {**counts, "accounting": route.accounting(counts)},
+        "rows": {**counts, "accounting": traffic.accounting(counts)},
         "ids": rows.ids,
         "counts": decision_counts(names),
         "audit_rows": int(audit.sum()),

@@ -14,7 +14,7 @@ from typing import Any
 
 from runner.errors import DataError
 from runner.results import ModelLink, StudyResult
-from runner.routing import estimate, routing_or_defaults
+from runner.routing import estimate
 from runner.studies.contract import Inputs, Study
 
 TITLES = {"audit": "Audit of accepted rows: accepted risk, exact 95 % CI, target"}
@@ -33,11 +33,11 @@ class Audit(Study, name="audit", params=Params, titles=TITLES):
     def registered_model(self, inputs: Inputs, params: Params) -> str | None:
         """``routing.model_uri``, else the model version that routed the decisions."""
         name, version = _routed_by(inputs.data)
-        return routing_or_defaults(inputs.routing).model_uri or f"models:/{name}/{version}"
+        return inputs.routing.model_uri or f"models:/{name}/{version}"
 
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
         """Estimate the accepted risk and judge it against the contract's target."""
-        routing, data = routing_or_defaults(inputs.routing), inputs.data
+        routing, data = inputs.routing, inputs.data
         name, version = _routed_by(data)
         model = inputs.model  # loaded by the pipeline (registered_model)
         if model.version != version or model.name != name:

@@ -68,8 +68,9 @@ class Inputs:
     span_detector : SpanDetector or None
     hri : HRIConfig or None
         The validated HRI configuration (``hri`` group).
-    routing : RoutingConf or None
-        The routing contract (``routing`` group), typed.
+    routing : RoutingConf
+        The routing contract (``routing`` group), typed; its defaults when the experiment
+        sets none (built by the pipeline, so a study reads ``inputs.routing`` as it is).
     tracking : TrackingConf or None
         Where runs and registered models live (routing studies load models from there).
     detector, train : DetectorConf, TrainConf or None

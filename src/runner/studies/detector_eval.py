@@ -4,7 +4,7 @@ Everything is scored on a split the detector never saw (RAGTruth test by default
 and test share no context). Rows:
 
 - the detector (``verifiers.<verifier>``, e.g. ``models:/ragtruth_detector@champion``) as
-  trained, and its int8 dynamic-quantised copy (same weights, `Verifier.derive`);
+  trained, and its int8 dynamic-quantised copy (same weights, `Verifier.with_settings`);
 - the baseline gates (RAGScope-E, ROUGE-L) **fitted on the training split and scored on
   the test split**, the detector's own protocol;
 - the stacked gate: the base gate's features plus the detector's risk, scored out of fold
@@ -130,7 +130,7 @@ class DetectorEval(Study, name="detector_eval", params=Params, titles=TITLES):
         runtime[name], _ = time_scoring(verifier, sample, repeats=params.timing_repeats)
         rows = [name]
         if params.int8:
-            quant = verifier.derive(quantize="int8_dynamic")
+            quant = verifier.with_settings(quantize="int8_dynamic")
             q_name = f"{name} [int8]"
             q_scores = _token_scores(quant, test, params.score_chunk, inputs.progress)
             scores[q_name] = [s.max_prob() for s in q_scores]

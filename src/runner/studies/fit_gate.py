@@ -27,7 +27,6 @@ from runner.routing import (
     Thresholds,
     contract_thresholds,
     report,
-    routing_or_defaults,
     signature,
 )
 from runner.studies.contract import Inputs, Study
@@ -61,7 +60,7 @@ class FitGate(Study, name="fit_gate", params=Params, titles=TITLES):
 
     def check(self, inputs: Inputs, params: Params) -> None:
         """The contract's settings, the gate and tracking, before any data is read."""
-        routing = routing_or_defaults(inputs.routing)
+        routing = inputs.routing
         inputs.require_parts("gates", [routing.gate], "routing.gate")
         if inputs.tracking is None or not inputs.tracking.enabled:
             raise ConfigError(
@@ -70,7 +69,7 @@ class FitGate(Study, name="fit_gate", params=Params, titles=TITLES):
 
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
         """OOF scores -> thresholds -> fit on all rows -> a `ModelSpec` to register."""
-        routing = routing_or_defaults(inputs.routing)
+        routing = inputs.routing
         data = report.require_labels(inputs.data, "fit_gate")
         name = routing.gate
         gate = inputs.require("gates")[name]

@@ -28,7 +28,7 @@ from runner.evaluation import (
 )
 from runner.features import with_lexical_features
 from runner.results import StudyResult
-from runner.routing import cascade, cascade_report, report, routing_or_defaults
+from runner.routing import cascade, cascade_report, report
 from runner.studies.contract import Inputs, Study
 
 TITLES = {
@@ -153,7 +153,7 @@ class OperatingReport(Study, name="operating_report", params=Params, titles=TITL
 
 def _check_cascade(inputs: Inputs) -> None:
     """A named verifier is configured, has a threshold and no gate's name; none is unused."""
-    routing = routing_or_defaults(inputs.routing)
+    routing = inputs.routing
     if not routing.verifier:
         if inputs.verifiers:
             raise ConfigError(
@@ -176,7 +176,7 @@ def _run_cascade(
     inputs: Inputs, scores: pd.DataFrame, frame: pd.DataFrame
 ) -> cascade_report.CascadeRun | None:
     """The cascade of ``routing.gate`` and ``routing.verifier`` (None when no verifier)."""
-    routing = routing_or_defaults(inputs.routing)
+    routing = inputs.routing
     if not routing.verifier:
         return None
     verifier = inputs.verifiers[routing.verifier]

@@ -37,10 +37,9 @@ from runner.routing import (
     cascade,
     engines,
     parse_model_uri,
-    route,
-    routing_or_defaults,
     stream,
     stream_report,
+    traffic,
     work_key,
     work_root,
 )
@@ -67,7 +66,7 @@ class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
     def check(self, inputs: Inputs, params: Params) -> None:
         """A model URI, a valid policy, the verifier configured when one is named, and with
         ``routing.engine=ray`` a cluster that answers (before any row is read)."""
-        routing = routing_or_defaults(inputs.routing)
+        routing = inputs.routing
         if not routing.model_uri:
             raise ConfigError("route needs routing.model_uri=models:/<name>@champion")
         parse_model_uri(routing.model_uri)
@@ -80,11 +79,11 @@ class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
 
     def registered_model(self, inputs: Inputs, params: Params) -> str | None:
         """``routing.model_uri``: the pipeline loads it (``Inputs.model``)."""
-        return routing_or_defaults(inputs.routing).model_uri
+        return inputs.routing.model_uri
 
     def run(self, inputs: Inputs, params: Params) -> StudyResult:
         """Route every batch with the loaded model, mark the audit sample, summarise."""
-        routing, model = routing_or_defaults(inputs.routing), inputs.model
+        routing, model = inputs.routing, inputs.model
         rows = as_stream(inputs.data)
         specs = rows.plan(routing.batch_rows)
         verifier, threshold = _verifier(inputs, routing)
@@ -93,7 +92,7 @@ class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
         work, routed_now = _route_batches(inputs, routing, rows, specs, verifier, threshold)
         totals = stream_report.count(work, cascade=bool(routing.verifier))
         sources = _training_sources(model)
-        route.handle_unseen(totals.unseen, routing.on_unseen_source, sources, rows.where)
+        traffic.handle_unseen(totals.unseen, routing.on_unseen_source, sources, rows.where)
         audit = stream_report.audit_mask(totals, routing.audit_fraction, inputs.seed)
         decisions = stream_report.DecisionsFile(work, totals.batches, audit)
 
@@ -159,7 +158,7 @@ def _stop_before_routing_unseen_sources(rows: RowStream, specs: list, model: Any
     scratch = stream.StreamDriver(None, specs, **_admission(rows))
     sources = _training_sources(model)
     unseen = stream.unseen_before_routing(rows, specs, sources, scratch)
-    route.handle_unseen(unseen, "error", sources, rows.where)
+    traffic.handle_unseen(unseen, "error", sources, rows.where)
 
 
 def _route_batches(

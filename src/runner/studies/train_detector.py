@@ -26,7 +26,7 @@ from runner.results import ModelSpec, StudyResult
 from runner.studies.contract import Inputs, Study
 from runner.verifiers import (
     ARTIFACT,
-    INPUT_FIELDS,
+    DETECTOR_INPUT_FIELDS,
     DetectorConf,
     DetectorModel,
     RecipeJob,
@@ -38,6 +38,7 @@ from runner.verifiers import (
     check_training_folder,
     check_weights_present,
     choose_threshold,
+    detector_signature,
     folder_sha256,
     grouped_split,
     plan_key,
@@ -46,7 +47,6 @@ from runner.verifiers import (
     resolve_device,
     resolve_source,
     sample_rows,
-    signature,
     train_recipe,
     write_detector_card,
 )
@@ -224,7 +224,7 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
             "promotion": promotion.reason,
         }
         if inputs.tracking is not None and inputs.tracking.enabled:
-            example = train_rows[list(INPUT_FIELDS)].head(2).reset_index(drop=True)
+            example = train_rows[list(DETECTOR_INPUT_FIELDS)].head(2).reset_index(drop=True)
             result.model = ModelSpec(
                 python_model=DetectorModel(),
                 name=detector.model_name,
@@ -238,7 +238,7 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
                     "validation_rows_sha256": promotion.validation_rows_sha256,
                 },
                 artifacts={ARTIFACT: str(done.best_dir)},
-                signature=signature(),
+                signature=detector_signature(),
                 version=promotion.reused_version,
             )
         else:

@@ -58,7 +58,7 @@ from runner.verifiers.training_rows import (
 
 _ON_FIRST_USE = {
     name: "runner.verifiers.detector_model"
-    for name in ("ARTIFACT", "INPUT_FIELDS", "DetectorModel", "signature")
+    for name in ("ARTIFACT", "DETECTOR_INPUT_FIELDS", "DetectorModel", "detector_signature")
 }
 """The detector's MLflow pyfunc: importing it imports MLflow (`runner.lazy_exports`)."""
 
@@ -71,9 +71,9 @@ __all__ = [
     "AGGREGATES",
     "ARTIFACT",
     "CANDIDATE_ALIAS",
+    "DETECTOR_INPUT_FIELDS",
     "FRAME_COLUMNS",
     "HHEM_TEMPLATE",
-    "INPUT_FIELDS",
     "POLICIES",
     "DebertaNLIVerifier",
     "DetectorConf",
@@ -101,6 +101,7 @@ __all__ = [
     "check_weights_present",
     "choose_threshold",
     "decide",
+    "detector_signature",
     "example_risks",
     "existing_version",
     "folder_sha256",
@@ -121,7 +122,6 @@ __all__ = [
     "sample_rows",
     "score_in_chunks",
     "select_evidence",
-    "signature",
     "span_overlap_counts",
     "time_scoring",
     "timing_sample",

@@ -98,31 +98,16 @@ def check_frame(frame: pd.DataFrame, columns: Sequence[str] = FRAME_COLUMNS) -> 
 
 
 def inference(default: Any) -> Any:
-    """A setting `Verifier.derive` may change without reloading the weights."""
+    """A setting `Verifier.with_settings` may change without reloading the weights."""
     return field(default=default, metadata={INFERENCE: True})
 
 
-verifier_class = settings_class
-"""Make a verifier class a dataclass whose fields are its parameters (`settings_class`).
-
-Why: a verifier's parameters are declared once, as fields. The generated ``__init__``
-takes them as explicit keywords (what scikit-learn's `get_params` / `clone` read), the
-structured-config schema is derived from them (`runner.settings.derive`), and a
-subclass declares only its own settings. Its keywords override the default of an
-inherited setting (its type and whether `derive` may change it stay the base's)::
-
-    @verifier_class(batch_size=2)
-    class MyVerifier(Verifier):
-        my_setting: str = inference("x")
-"""
-
-
-@verifier_class()
+@settings_class()
 class Verifier(BaseEstimator):
     """Base of model-backed scorers; subclasses set the head and the input format.
 
     Every parameter is a dataclass field (declared here once for all verifiers; a subclass
-    adds its own and overrides defaults with `verifier_class`); YAML keys and CLI overrides
+    adds its own and overrides defaults with `settings_class`); YAML keys and CLI overrides
     (``verifiers.<name>.batch_size=4``) are these names.
 
     Parameters
@@ -178,7 +163,7 @@ class Verifier(BaseEstimator):
     tokenizer_corpus: str | None = None
     device: str = "cpu"
     seed: int = SEED
-    # inference: `derive` may change these on loaded weights
+    # inference: `with_settings` may change these on loaded weights
     batch_size: int = inference(1)
     max_length: int = inference(512)
     dtype: str = inference("float32")
@@ -193,7 +178,7 @@ class Verifier(BaseEstimator):
 
     @property
     def inference_settings(self) -> frozenset[str]:
-        """Settings `derive` may change without reloading the weights (fields so marked)."""
+        """Settings `with_settings` may change without reloading the weights (fields so marked)."""
         return frozenset(f.name for f in fields(self) if f.metadata.get(INFERENCE))
 
     # --- configuration -------------------------------------------------------------------
@@ -306,7 +291,7 @@ class Verifier(BaseEstimator):
         gc.collect()
         return self
 
-    def derive(self, **params: Any) -> Verifier:
+    def with_settings(self, **params: Any) -> Verifier:
         """A copy with other inference settings that shares this one's loaded weights.
 
         Parameters
@@ -323,7 +308,9 @@ class Verifier(BaseEstimator):
         """
         bad = set(params) - self.inference_settings
         if bad:
-            raise ConfigError(f"derive: {sorted(bad)} change the model; build a new verifier")
+            raise ConfigError(
+                f"with_settings: {sorted(bad)} change the model; build a new verifier"
+            )
         self.load()
         other = clone(self).set_params(**params)  # settings checked once, by set_params
         other._base = self._base

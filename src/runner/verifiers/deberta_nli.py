@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 
 from runner.errors import ConfigError
-from runner.verifiers.base import Verifier, inference, log_odds_against, softmax, verifier_class
+from runner.settings import settings_class
+from runner.verifiers.base import Verifier, inference, log_odds_against, softmax
 from runner.verifiers.encoding import Encoded, encode_pairs
 from runner.verifiers.loading import LoadedModel
 
@@ -50,7 +51,7 @@ def find_label(id2label: dict[Any, str], name: str, model: str) -> int:
     return hits[0]
 
 
-@verifier_class(
+@settings_class(
     model="cross-encoder/nli-deberta-v3-small",
     architecture="deberta_v3_small",
     batch_size=2,  # the fastest on 2 cores
@@ -65,7 +66,7 @@ class DebertaNLIVerifier(Verifier):
     attention : {"fused", "stock"}
         Fused disentangled attention (same numbers, faster) or transformers' modules.
     Other parameters are `runner.verifiers.base.Verifier`'s, with the defaults given to
-    `verifier_class` above.
+    `settings_class` above.
     """
 
     kind = "deberta_nli"

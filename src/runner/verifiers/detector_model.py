@@ -15,15 +15,15 @@ import mlflow.pyfunc
 import pandas as pd
 
 ARTIFACT = "detector"
-INPUT_FIELDS = ("question", "context", "answer")
+DETECTOR_INPUT_FIELDS = ("question", "context", "answer")
 
 
-def signature() -> Any:
+def detector_signature() -> Any:
     """Input: question, context, answer (strings); output: the risk."""
     from mlflow.models import ModelSignature
     from mlflow.types import ColSpec, DataType, Schema
 
-    inputs = Schema([ColSpec(DataType.string, name) for name in INPUT_FIELDS])
+    inputs = Schema([ColSpec(DataType.string, name) for name in DETECTOR_INPUT_FIELDS])
     return ModelSignature(inputs=inputs, outputs=Schema([ColSpec(DataType.double, "risk")]))
 
 

@@ -31,7 +31,8 @@ import pandas as pd
 
 from runner.env import hub_offline
 from runner.errors import ConfigError
-from runner.verifiers.base import Verifier, inference, log_odds_against, softmax, verifier_class
+from runner.settings import settings_class
+from runner.verifiers.base import Verifier, inference, log_odds_against, softmax
 from runner.verifiers.encoding import Encoded, encode_template
 from runner.verifiers.loading import (
     LoadedModel,
@@ -123,7 +124,7 @@ def load_hhem_checkpoint(source: str, revision: str | None, foundation: str | No
     return model.eval(), base_source
 
 
-@verifier_class(
+@settings_class(
     model="vectara/hallucination_evaluation_model",
     architecture="flan_t5_base_encoder",
     evidence="full_context",
@@ -138,7 +139,7 @@ class HHEMVerifier(Verifier):
     foundation : str or None
         google/flan-t5-base directory or id, for HHEM-format checkpoints.
     Other parameters are `runner.verifiers.base.Verifier`'s, with the defaults given to
-    `verifier_class` above.
+    `settings_class` above.
     """
 
     kind = "hhem"

@@ -39,8 +39,9 @@ import numpy as np
 import pandas as pd
 
 from runner.errors import ConfigError, DataError
+from runner.settings import settings_class
 from runner.text import TokenScores
-from runner.verifiers.base import Verifier, inference, log_odds_against, softmax, verifier_class
+from runner.verifiers.base import Verifier, inference, log_odds_against, softmax
 from runner.verifiers.detector_inputs import (
     QA_TEMPLATE,
     RULES,
@@ -60,7 +61,7 @@ SENTENCE_RECIPE = "sentence"
 __all__ = ["QA_TEMPLATE", "SUMMARY_TEMPLATE", "LettuceDetectVerifier", "format_prompt"]
 
 
-@verifier_class(
+@settings_class(
     model="KRLabsOrg/lettucedect-base-modernbert-en-v1",
     architecture="modernbert_base",
     max_length=4096,  # LettuceDetect's limit
@@ -81,7 +82,7 @@ class LettuceDetectVerifier(Verifier):
         None: the rule of the model's ``detector.json`` when it has one, else ``truncate``
         (the prompt cut to ``max_length``). A name overrides the trained rule's name only.
     Other parameters are `runner.verifiers.base.Verifier`'s, with the defaults given to
-    `verifier_class` above.
+    `settings_class` above.
     """
 
     kind = "lettucedetect"

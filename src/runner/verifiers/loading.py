@@ -408,7 +408,7 @@ def prepare(
     Parameters
     ----------
     model : PreTrainedModel
-        The loaded float32 model; it is never modified (shared by `Verifier.derive`).
+        The loaded float32 model; it is never modified (shared by `Verifier.with_settings`).
     device : {"cpu", "cuda"}
     quantize : {None, "int8_dynamic", "int8_mixed"}
         `runner.verifiers.quantization.quantize_int8`, on a copy.

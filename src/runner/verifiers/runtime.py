@@ -9,7 +9,7 @@ Peak memory is the resident set's high-water mark (``VmHWM``) during the warm-up
 passes: Linux lets a process reset it (``/proc/self/clear_refs``), so the number is this
 verifier's peak, weights included. Where that reset is unavailable the process-lifetime
 peak (``getrusage``) is reported and ``peak_rss_scope`` says so. A quantised verifier keeps
-its float32 weights beside the int8 copy (so `Verifier.derive` can build other paths), and
+its float32 weights beside the int8 copy (so `Verifier.with_settings` can build other paths), and
 its peak includes both.
 """
 

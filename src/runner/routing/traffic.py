@@ -1,4 +1,4 @@
-"""Routing machinery: unseen sources, the audit sample, realised metrics on labelled traffic.
+"""What a route run finds in its traffic: unseen sources, audit sample, realised rates, skips.
 
 Why apart from the study: each rule here is a contract term a team must be able to read
 and test on its own (which rows count as unseen, which accepted rows are audited).
