@@ -76,6 +76,35 @@ def torch_reseeded(request: pytest.FixtureRequest) -> None:
     torch.manual_seed((seed + zlib.crc32(request.node.nodeid.encode())) % 2**32)
 
 
+QUICK_TOOLS = frozenset({"git", "uname"})
+"""Programs a fast test may start: the git state a manifest records, the platform probe."""
+
+
+@pytest.fixture(autouse=True)
+def processes_only_in_slow_tests(request: pytest.FixtureRequest, monkeypatch) -> None:
+    """A test not marked ``slow`` that starts a process (python, a server, a browser) fails.
+
+    Why: ``make test-fast`` must stay the quick tier; a subprocess-heavy test that is not
+    marked would quietly make it slow. The mark is checked where processes start, not by
+    review, so a new unmarked test says at once what to do.
+    """
+    if request.node.get_closest_marker("slow") is not None:
+        return
+    start = subprocess.Popen.__init__
+
+    def guarded(self, args, *rest, **kwargs):
+        program = args if isinstance(args, str | os.PathLike) else args[0]
+        if Path(str(program).split()[0]).name not in QUICK_TOOLS:
+            pytest.fail(
+                f"{request.node.nodeid} starts a process ({program}) but is not marked "
+                "@pytest.mark.slow: mark it, so make test-fast stays the quick tier",
+                pytrace=False,
+            )
+        start(self, args, *rest, **kwargs)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", guarded)
+
+
 @pytest.fixture
 def data_dir() -> Path:
     """Path of the real offline data sets."""
