@@ -161,7 +161,7 @@ def test_a_missing_required_path_is_one_line_before_any_mlflow_run(
          "verifiers.hhem_full: hhem: batch_size must be a positive int, got 0"),
         ("claims_verification", ["judges.smollm2_reask.max_new_tokens=0"],
          "judges.smollm2_reask: judge 'smollm2_reask': max_new_tokens must be a positive int"),
-        ("claims_verification", ["span_detector.threshold=null"],
+        ("claims_verification_lettucedetect", ["span_detector.threshold=null"],
          "span_detector: While dereferencing interpolation '${span_detector.threshold}'"),
         ("operating_report", ["routing.review_budget=2", "dataset.path=x.jsonl"],
          "routing.review_budget=2.0: a fraction in (0, 1]"),

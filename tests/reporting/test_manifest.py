@@ -87,7 +87,7 @@ def test_the_judge_gguf_is_hashed_and_random_weights_have_no_files():
         assert record["path"] == str(gguf)
         assert record["bytes"] == gguf.stat().st_size
         assert record["sha256"] == sha256(gguf)
-    assert records["span_detector"] == {"files": []}  # random weights by default
+    assert records["span_detector"] == {"files": []}  # the claim gate: no model files
 
 
 def test_a_judge_behind_a_server_is_recorded_as_having_no_local_files():

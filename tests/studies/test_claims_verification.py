@@ -408,9 +408,14 @@ def test_the_experiment_composes_typed_and_passes_the_pre_flight_checks():
     assert cfg.dataset._target_ == "runner.data.wice.load_wice"
     assert list(inputs.judges) == ["smollm2_reask", "smollm2_prefill"]
     assert cfg.judges.smollm2_prefill.repair == "prefill" and cfg.judges.smollm2_reask.seed == 13
-    assert cfg.span_detector.verifier.weights == "random"
+    # S1 is the claim gate, fitted on WiCE dev: the data this run evaluates is WiCE test
+    assert cfg.span_detector.verifier._target_ == "runner.gates.ClaimGate"
     assert isinstance(inputs.span_detector, SpanDetector)
-    assert inputs.span_detector.threshold == 0.3 and inputs.span_detector.name == "S1"
+    assert inputs.span_detector.threshold is None and inputs.span_detector.name == "S1"
+    assert inputs.span_detector.trained_on() == ["wice:dev"]
+    seed_s1 = composed("experiment=claims_verification_lettucedetect")  # the seed's S1
+    assert seed_s1.span_detector.verifier.weights == "random"
+    assert seed_s1.span_detector.threshold == 0.3
     judge = inputs.judges["smollm2_reask"]  # built lazily: no model load yet
     assert judge.describe()["family"] == "smollm2-135m"
 

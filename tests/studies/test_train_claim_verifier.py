@@ -69,7 +69,7 @@ def test_it_is_registered_under_its_own_name(trained):
 
 def claim_study(root: Path, folder: Path, *overrides: str):
     return experiment(
-        root, "claims_verification", *S1_ONLY,
+        root, "claims_verification_lettucedetect", *S1_ONLY,
         "span_detector.verifier.weights=pretrained",
         f"span_detector.verifier.model={folder}",
         *overrides,
@@ -79,7 +79,7 @@ def claim_study(root: Path, folder: Path, *overrides: str):
 def test_the_claim_study_takes_it_as_s1_on_wice_test_with_intervals(trained, tmp_path):
     _, _, folder = trained
     claim_study(tmp_path, folder, "study.params.limit=12")
-    cells = pd.read_csv(tmp_path / "claims_verification" / "latest" / "cells.csv")
+    cells = pd.read_csv(tmp_path / "claims_verification_lettucedetect" / "latest" / "cells.csv")
     auc = cells[(cells["table"] == "s1_auroc") & cells["column"].str.startswith(("AUROC", "AP"))]
     assert len(auc) == 4  # AUROC and AP of the max probability and of the marked share
     assert auc["ci_low"].notna().all() and (auc["ci_low"] <= auc["ci_high"]).all()
@@ -93,7 +93,7 @@ def test_the_claim_study_refuses_it_on_the_wice_part_it_learned_from(trained, tm
         r"data this run evaluates \(wice:dev\)",
     ):
         claim_study(tmp_path, folder, "dataset.split=dev", "study.params.limit=4")
-    runs = tmp_path / "claims_verification" / "runs"
+    runs = tmp_path / "claims_verification_lettucedetect" / "runs"
     assert not runs.exists() or not any(runs.iterdir())  # refused before any output
 
 

@@ -123,7 +123,7 @@ def test_cli_overrides_reach_the_nested_keys():
         cfg = compose(
             "config",
             overrides=[
-                "experiment=claims_verification",
+                "experiment=claims_verification_lettucedetect",
                 "tracking=off",
                 "span_detector.verifier.max_length=128",
             ],

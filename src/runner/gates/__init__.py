@@ -6,6 +6,7 @@ learns anything (and so must be called on a training fold only). Gates never kno
 folds; `sklearn.base.clone` gives an unfitted copy.
 """
 
+from runner.gates.claim_gate import ClaimGate
 from runner.gates.feature_sets import (
     BASE_FEATURES,
     COVERAGE_FEATURES,
@@ -21,6 +22,7 @@ __all__ = [
     "COVERAGE_FEATURES",
     "ENHANCED_FEATURES",
     "ZERO_SHOT_FEATURES",
+    "ClaimGate",
     "FeatureGate",
     "LogitGate",
     "TfidfGate",
