@@ -68,6 +68,7 @@ STUDIES: list[tuple[str, str, tuple[str, ...]]] = [
     ("claims_verification", "claims_verification", SMALL_CLAIMS),
     ("claims_verification_lettucedetect", "claims_verification_lettucedetect", SMALL_CLAIMS),
     ("hri_predicted", "hri_predicted", SMALL_HRI),
+    ("hri_predicted_lettucedetect", "hri_predicted_lettucedetect", SMALL_HRI),
     ("operating_report", "operating_report", ("dataset.path={rag_test}",)),
     ("train_detector", "train_detector", SMALL_TRAIN),
 ]

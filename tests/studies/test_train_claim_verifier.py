@@ -106,7 +106,7 @@ def test_hri_predicted_refuses_a_verifier_that_saw_factcheck_bench(trained, tmp_
     (stance / "detector.json").write_text(json.dumps(card))
     with pytest.raises(ConfigError, match=r"hri_predicted: .*factcheck_bench:stance"):
         experiment(
-            tmp_path, "hri_predicted", *S1_ONLY,
+            tmp_path, "hri_predicted_lettucedetect", *S1_ONLY,
             "span_detector.verifier.weights=pretrained",
             f"span_detector.verifier.model={stance}",
         )  # fmt: skip
