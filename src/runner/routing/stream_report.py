@@ -217,7 +217,7 @@ def add_final_table(result: StudyResult, names: np.ndarray, final: np.ndarray, s
             result.add("final", f"{outcome} ({source})", "share", count / n)
 
 
-def add_row_counts(result: StudyResult, rows: RowStream, totals: Any) -> tuple[dict, Any]:
+def add_row_counts(result: StudyResult, rows: RowStream, totals: Totals) -> tuple[dict, Any]:
     """The ``rows`` table (read, routed, skipped); the counts and the skipped rows."""
     skipped = traffic.skipped_rows(rows.loader_skipped + totals.skipped)
     counts = traffic.row_counts(rows.rows_read, totals.rows, len(skipped))
@@ -227,7 +227,7 @@ def add_row_counts(result: StudyResult, rows: RowStream, totals: Any) -> tuple[d
     return counts, skipped
 
 
-def add_decision_counts(result: StudyResult, totals: Any, audit: Any) -> Any:
+def add_decision_counts(result: StudyResult, totals: Totals, audit: Any) -> Any:
     """The ``decisions`` table; each routed row's decision name."""
     names = totals.names(totals.decision)
     for band in ("accept", "verify", "review"):
@@ -240,7 +240,7 @@ def add_decision_counts(result: StudyResult, totals: Any, audit: Any) -> Any:
 
 
 def add_cascade(
-    result: StudyResult, routing: Any, threshold: Any, names: Any, final: Any, totals: Any
+    result: StudyResult, routing: Any, threshold: Any, names: Any, final: Any, totals: Totals
 ) -> dict[str, Any]:
     """The ``final`` table (the verifier decides the verify band); the cascade's record."""
     gate_ms = totals.gate_seconds * 1000.0 / totals.rows
@@ -265,7 +265,7 @@ def add_realised(result: StudyResult, model: Any, labels: Any, names: Any, final
 
 
 def summary(
-    routing: Any, model: Any, rows: RowStream, counts: dict, names: Any, audit: Any, totals: Any
+    routing: Any, model: Any, rows: RowStream, counts: dict, names: Any, audit: Any, totals: Totals
 ) -> dict[str, Any]:
     """``summary.json``: the model, the row accounting and what was decided."""
     return {
