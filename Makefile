@@ -129,7 +129,7 @@ train-detector:  ## train the local detector (MiniLM-L6, sentence recipe), regis
 detector-eval:  ## the registered detector on RAGTruth test: gates fitted on train, int8, stacked gate, spans (~15 min)
 	$(PY) -m runner experiment=detector_eval
 
-detector-curve:  ## learning curve: held-out AUROC/AP against training examples, a figure (~25 min)
+detector-curve:  ## learning curve: held-out AUROC/AP against training examples, a figure (~80 min on 2 cores)
 	$(PY) scripts/detector_learning_curve.py --sizes 250 500 1000 2000 \
 		--reference models:/ragtruth_detector@champion --eval-rows 600 --out artifacts/detector_curve
 
