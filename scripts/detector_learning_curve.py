@@ -97,7 +97,9 @@ def figure(points: list[dict], baseline: dict, path: Path) -> None:
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("training examples (RAGTruth train)")
     ax.set_ylabel("held-out score (RAGTruth test sample)")
-    ax.set_title("Detector learning curve (MiniLM-L6, LettuceDetect recipe)")
+    recipes = {p.get("recipe") for p in points}
+    recipe = f", {recipes.pop()} recipe" if len(recipes) == 1 and None not in recipes else ""
+    ax.set_title(f"Detector learning curve (MiniLM-L6{recipe})")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="lower left")
     fig.tight_layout()
@@ -145,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
                  **score(args.reference, rows)}  # fmt: skip
         point["train_seconds"] = card["training"]["train_seconds"]
         point["stopped_by"] = card["training"]["stopped_by"]
+        point["recipe"] = card.get("recipe")
         points.append(point)
         print(json.dumps(point), flush=True)
         write()
@@ -153,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         point = {"examples": card["training"]["rows"], **score(folder, rows)}
         point["train_seconds"] = card["training"]["train_seconds"]
         point["validation_ap"] = card["validation"].get("ap")
+        point["recipe"] = card.get("recipe")
         points.append(point)
         print(json.dumps(point), flush=True)
         write()
