@@ -3,6 +3,7 @@
 import pytest
 from hydra.errors import ConfigCompositionException
 
+from runner.gates import ClaimGate
 from runner.verifiers import DebertaNLIVerifier, HHEMVerifier, LettuceDetectVerifier
 from runner.verifiers.build import CONF_DIR, build_verifier, compose_verifier
 
@@ -16,8 +17,19 @@ EXPECTED = {
 }
 
 
+CLAIM_LEVEL = {"claim_gate": ClaimGate}
+"""S1's claim gate: no model weights; fitted on labelled claims when it first scores."""
+
+
 def test_every_verifier_config_is_tested():
-    assert {p.stem for p in (CONF_DIR / "verifier").glob("*.yaml")} == set(EXPECTED)
+    stems = {p.stem for p in (CONF_DIR / "verifier").glob("*.yaml")}
+    assert stems == set(EXPECTED) | set(CLAIM_LEVEL)
+
+
+def test_the_claim_gate_config_builds_an_unfitted_gate_following_the_master_seed():
+    gate = build_verifier("claim_gate", seed=21)
+    assert type(gate) is ClaimGate and gate.trained_on == "wice:dev"
+    assert gate.random_state == 21 and not hasattr(gate, "gate_")  # nothing read yet
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
