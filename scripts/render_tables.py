@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from runner.paths import PROJECT_ROOT, artifacts_dir
 from runner.reporting import (
@@ -25,6 +25,7 @@ from runner.reporting import (
     write_figures,
     write_tables,
 )
+from runner.settings import import_path
 from runner.studies import load_study
 
 
@@ -80,12 +81,12 @@ def _configured_studies(conf: Path) -> dict[str, str | None]:
 
 
 def _study_name(path: Path) -> str | None:
-    """`study.name` of an experiment YAML, or of the experiment it extends (`defaults`)."""
+    """The name of the study an experiment YAML builds (its ``/study@study: <class>`` entry),
+    or of the experiment it extends (`defaults`)."""
     node = OmegaConf.load(path)
-    name = OmegaConf.select(node, "study.name")
-    if name is not None:
-        return str(name)
     for entry in node.get("defaults") or []:
+        if isinstance(entry, DictConfig) and "/study@study" in entry:
+            return str(import_path(str(entry["/study@study"])).name)
         base = path.parent / f"{entry}.yaml" if isinstance(entry, str) else None
         if base is not None and base.exists():
             return _study_name(base)

@@ -71,8 +71,16 @@ def env(tmp_path):
         (["split.n_splits=1"], "split.n_splits must be an integer ≥ 2"),
         (["+bootstrap.n_resamplez=5"], "bootstrap.n_resamplez: unknown key"),
         (["dataset.split=nonexistent"], "valid splits: train, test"),
-        (["split.n_splits=abc"], "'abc' of type 'str' could not be converted to Integer"),
-        (["bootstrap.n_resamplez=5"], "Key 'n_resamplez' not in 'BootstrapConf'"),
+        (
+            ["split.n_splits=abc"],
+            "split.n_splits: Value 'abc' of type 'str' could not be converted to Integer "
+            "(runner.evaluation.splits.GroupedKFold)",
+        ),
+        (
+            ["bootstrap.n_resamplez=5"],
+            "bootstrap.n_resamplez: unknown key (runner.evaluation.config.BootstrapConf has no "
+            "'n_resamplez'); did you mean 'n_resamples'?",
+        ),
         (["split=nosuch"], "Available options in 'split': grouped_kfold, kfold, leave"),
         (
             ["dataset.split=train", "dataset.path=/nowhere/ragtruth/test.parquet"],
@@ -156,7 +164,11 @@ def test_a_missing_required_path_is_one_line_before_any_mlflow_run(
          "gates.uncovered: unknown lexical feature(s) ['nosuch']"),
         ("rq1_cheap_signals", ["gate.nonexistent=1"], "did you mean gates.<name>.<key>?"),
         ("rq1_cheap_signals", ["gates.uncovered.nonexistent=1"],
-         "Key 'nonexistent' not in 'runner.gates.FeatureGate'"),
+         "gates.uncovered.nonexistent: unknown key (runner.gates.FeatureGate has no "
+         "'nonexistent'); valid keys: feature, sign"),
+        ("rq1_cheap_signals", ["+gates.uncovered.nonexistent=1"],
+         "gates.uncovered.nonexistent: unknown key (runner.gates.FeatureGate has no "
+         "'nonexistent'); valid keys: feature, sign"),
         ("rq4_verifier_cost", ["verifiers.hhem_full.batch_size=0"],
          "verifiers.hhem_full: hhem: batch_size must be a positive int, got 0"),
         ("claims_verification", ["judges.smollm2_reask.max_new_tokens=0"],
@@ -170,9 +182,13 @@ def test_a_missing_required_path_is_one_line_before_any_mlflow_run(
         ("hri_example", ["hri.labels.SUPPORTED.contribution=3"],
          "hri.labels.SUPPORTED.contribution must lie in [0, 1], got 3.0"),
         ("rq1_cheap_signals", ["study.params.gates=[x]"],
-         "Key 'gates' not in 'runner.studies.rq1_cheap_signals.Params' (valid: time_gates, "),
+         "study.params.gates: unknown key (runner.studies.rq1_cheap_signals.Params has no "
+         "'gates'); valid keys: time_gates, timing_rows, timing_repeats"),
         ("rq1_cheap_signals", ["study.params.time_gates=abc"],
-         "study.params.time_gates for rq1_cheap_signals: Value 'abc' is not a valid bool"),
+         "study.params.time_gates: Value 'abc' is not a valid bool"),
+        ("rq1_cheap_signals", ["dataset.pth=x"],
+         "dataset.pth: unknown key (runner.data.ragtruth.load_ragtruth has no 'pth'); "
+         "did you mean 'path'?"),
     ],
 )  # fmt: skip
 def test_a_mistake_in_any_kind_of_part_is_one_line_naming_its_key_before_any_data(

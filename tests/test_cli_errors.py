@@ -25,20 +25,20 @@ def compose_error(*overrides: str) -> CompactHydraException:
     return err.value
 
 
-def test_a_missing_key_names_the_key_without_the_append_hint():
+def test_a_missing_key_names_the_key_its_class_and_the_valid_keys_without_the_append_hint():
     text = one_line(compose_error("bootstrap.n_resamplez=5"))
     assert "\n" not in text and "+bootstrap" not in text
     assert text == (
-        "Could not override 'bootstrap.n_resamplez'; Key 'n_resamplez' not in 'BootstrapConf'; "
-        "full_key: bootstrap.n_resamplez"
+        "bootstrap.n_resamplez: unknown key (runner.evaluation.config.BootstrapConf has no "
+        "'n_resamplez'); did you mean 'n_resamples'? valid keys: n_resamples, level, seed"
     )
 
 
 def test_a_wrong_type_names_value_and_key():
-    text = one_line(compose_error("split.n_splits=abc"))
+    text = one_line(compose_error("bootstrap.n_resamples=abc"))  # a record: typed when composed
     assert "\n" not in text
     assert "Value 'abc' of type 'str' could not be converted to Integer" in text
-    assert text.endswith("full_key: split.n_splits")
+    assert text.endswith("full_key: bootstrap.n_resamples")
 
 
 def test_an_unknown_option_lists_the_options_a_user_can_pick():
@@ -61,10 +61,16 @@ def test_an_unknown_top_level_key_gets_the_closest_valid_key():
 
 
 def test_a_part_key_error_names_the_class_a_user_can_grep_for():
+    # a part's node is composed untyped: the class its _target_ names says which keys it takes
     text = one_line(compose_error("experiment=rq1_cheap_signals", "gates.uncovered.nonexistent=1"))
-    assert "Key 'nonexistent' not in 'runner.gates.FeatureGate'" in text
+    assert text == (
+        "gates.uncovered.nonexistent: unknown key (runner.gates.FeatureGate has no "
+        "'nonexistent'); valid keys: feature, sign"
+    )
     text = one_line(compose_error("experiment=rq1_cheap_signals", "dataset.pth=x"))
-    assert "Key 'pth' not in 'runner.data.ragtruth.load_ragtruth'" in text
+    assert "(runner.data.ragtruth.load_ragtruth has no 'pth'); did you mean 'path'?" in text
+    text = one_line(compose_error("experiment=rq1_cheap_signals", "study.params.nope=1"))
+    assert "study.params.nope: unknown key (runner.studies.rq1_cheap_signals.Params" in text
 
 
 # ------------------------------------------------------------- the CLI's reporting of them

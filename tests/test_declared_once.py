@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import shutil
+import typing
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from omegaconf import OmegaConf
 
 from runner.config import register_configs
 from runner.paths import PROJECT_ROOT
-from runner.studies import load_study
+from runner.settings import import_path
 
 CONF = PROJECT_ROOT / "conf"
 BASE = "experiment=rq1_cheap_signals"
@@ -76,9 +77,10 @@ def compose_raw(conf: Path, overrides: list[str]) -> dict:
     return OmegaConf.to_container(cfg, resolve=False)
 
 
-def params_defaults(study_name: str) -> dict[str, object]:
+def params_defaults(study_target: str) -> dict[str, object]:
+    params = typing.get_type_hints(import_path(study_target))["params"]
     out = {}
-    for f in dataclasses.fields(load_study(study_name).Params):
+    for f in dataclasses.fields(params):
         if f.default is not dataclasses.MISSING:
             out[f.name] = f.default
         elif f.default_factory is not dataclasses.MISSING:
@@ -100,7 +102,7 @@ def duplicates(rel: str, conf: Path) -> list[str]:
         without = leaves(compose_raw(conf, overrides))
     finally:
         path.write_text(text)
-    study = own.get("study.name", without.get("study.name"))
+    study = own.get("study._target_", without.get("study._target_"))
     found = []
     for key, value in own.items():
         at = f"{node}.{key}" if node else key
@@ -108,7 +110,8 @@ def duplicates(rel: str, conf: Path) -> list[str]:
             name = at.removeprefix("study.params.")
             default = params_defaults(study).get(name, object())
             if value == default and type(value) is type(default):
-                found.append(f"{at}: {value!r} is the {study} Params default")
+                name = import_path(study).name
+                found.append(f"{at}: {value!r} is the {name} Params default")
         elif at in without and without[at] == value and not at.startswith("hydra."):
             found.append(f"{at}: {value!r} is what it gets without {rel}")
     return found
@@ -138,8 +141,8 @@ def test_the_check_finds_a_value_stated_twice(conf_copy):
         gate.write_text(text)
     experiment = conf_copy / "experiment" / "rq1_cheap_signals.yaml"
     text = experiment.read_text()
-    name = "  name: rq1_cheap_signals"
-    experiment.write_text(text.replace(name, f"{name}\n  params:\n    timing_rows: 540", 1))
+    gates = "  gates: ${gates}"
+    experiment.write_text(text.replace(gates, f"{gates}\n  params:\n    timing_rows: 540", 1))
     try:
         found = duplicates("experiment/rq1_cheap_signals.yaml", conf_copy)
         assert found == ["study.params.timing_rows: 540 is the rq1_cheap_signals Params default"]

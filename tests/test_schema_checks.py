@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
 
 from runner.config import register_configs
 from runner.errors import ConfigError
 from runner.pipeline import check_config
-from runner.schema_checks import check_known_keys, schema_nodes
+from runner.schema_checks import check_known_keys, schema_nodes, with_schemas
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 
@@ -27,7 +28,8 @@ def composed(*overrides: str):
     [
         (
             "+bootstrap.n_resamplez=5",
-            "bootstrap.n_resamplez: unknown key (BootstrapConf has no 'n_resamplez'); "
+            "bootstrap.n_resamplez: unknown key (runner.evaluation.config.BootstrapConf has no "
+            "'n_resamplez'); "
             "did you mean 'n_resamples'?",
         ),
         ("+split.nsplits=3", "split.nsplits: unknown key"),
@@ -36,7 +38,7 @@ def composed(*overrides: str):
             "dataset.pth: unknown key (runner.data.ragtruth.load_ragtruth has no 'pth')",
         ),
         ("+gates.uncovered.sing=-1", "gates.uncovered.sing: unknown key"),
-        ("+sed=3", "sed: unknown key (RunConfig has no 'sed'); did you mean 'seed'?"),
+        ("+sed=3", "sed: unknown key (runner.config.RunConfig has no 'sed'); did you mean 'seed'?"),
     ],
 )
 def test_keys_added_with_plus_are_checked_against_the_schema(override, message):
@@ -46,14 +48,16 @@ def test_keys_added_with_plus_are_checked_against_the_schema(override, message):
     assert str(err.value).startswith(message)
 
 
-def test_every_typed_node_is_visited_with_its_dotted_path():
+def test_a_parts_node_is_composed_untyped_and_typed_by_its_target_before_any_work():
     cfg = composed()
-    paths = {path: kind.__name__ for path, _, kind in schema_nodes(cfg)}
+    assert OmegaConf.get_type(cfg.split) is dict  # nothing of this process in the config
+    paths = {path: kind.__name__ for path, _, kind in schema_nodes(with_schemas(cfg))}
     assert paths[""] == "RunConfig"
     assert paths["bootstrap"] == "BootstrapConf"
     assert paths["split"] == "runner.evaluation.splits.GroupedKFold"
     assert paths["gates.uncovered"] == "runner.gates.FeatureGate"  # the path its YAML names
-    check_known_keys(cfg)  # the shipped configs have no stray keys
+    assert paths["study.params"] == "Params"  # a study's Params is a record: its own class
+    check_known_keys(with_schemas(cfg))  # the shipped configs have no stray keys
 
 
 @pytest.mark.parametrize(

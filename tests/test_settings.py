@@ -160,25 +160,45 @@ def test_the_seed_constant_is_the_runs_default():
 
 
 @pytest.mark.slow
-def test_a_derived_schema_pickles_by_reference_and_a_fresh_process_derives_it_again(tmp_path):
-    """Hydra's launchers (submitit, Slurm, Ray) send the composed config to a job process,
-    which has derived nothing yet: the schema type must arrive with its fields."""
+def test_a_composed_config_pickles_with_plain_pickle_and_is_typed_again_in_a_fresh_process(
+    tmp_path,
+):
+    """Hydra's launchers (submitit, Slurm, Ray) send the composed config and the ConfigStore
+    to a job process, which has derived nothing: neither may hold a class that exists only
+    in the sending process (cloudpickle 2 would rebuild such a dataclass without its
+    fields), and the job types each part's node again from its _target_."""
     import pickle
     import subprocess
     import sys
 
-    conf = derive("runner.data.ragtruth.load_ragtruth")
-    assert pickle.loads(pickle.dumps(conf)) is conf
-    (tmp_path / "conf.pkl").write_bytes(pickle.dumps(conf))
+    from hydra import compose, initialize_config_dir
+    from hydra.core.singleton import Singleton
+
+    from runner.config import register_configs
+    from runner.paths import PROJECT_ROOT
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(PROJECT_ROOT / "conf"), version_base="1.3"):
+        cfg = compose("config", overrides=["experiment=rq1_cheap_signals", "split.n_splits=4"])
+    import cloudpickle
+    from hydra.core.config_store import ConfigStore
+
+    # nothing a process derived is in the config or the store: plain pickle takes both
+    pickle.dumps(cfg)
+    pickle.dumps(ConfigStore.instance().repo)
+    # the launchers send them (and OmegaConf's resolvers) with cloudpickle
+    (tmp_path / "job.pkl").write_bytes(cloudpickle.dumps((cfg, Singleton.get_state())))
     probe = (
-        "import dataclasses, pickle, sys; "
-        "conf = pickle.load(open(sys.argv[1], 'rb')); "
-        "print(conf.__name__, [f.name for f in dataclasses.fields(conf)][:2])"
+        "import pickle, sys; from hydra.core.singleton import Singleton; "
+        "from omegaconf import OmegaConf; from runner.schema_checks import with_schemas; "
+        "cfg, state = pickle.load(open(sys.argv[1], 'rb')); Singleton.set_state(state); "
+        "typed = with_schemas(cfg); "
+        "print(OmegaConf.get_type(typed.split).__name__, OmegaConf.to_object(typed.split).n_splits)"
     )
     done = subprocess.run(
-        [sys.executable, "-c", probe, str(tmp_path / "conf.pkl")],
+        [sys.executable, "-c", probe, str(tmp_path / "job.pkl")],
         capture_output=True,
         text=True,
         check=True,
     )
-    assert done.stdout.strip() == "runner.data.ragtruth.load_ragtruth ['_target_', 'split']"
+    assert done.stdout.strip() == "runner.evaluation.splits.GroupedKFold 4"

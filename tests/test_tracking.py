@@ -34,7 +34,7 @@ def _cfg(artifacts: Path, enabled: bool = True):
         {
             "experiment": "unit",
             "seed": 13,
-            "study": {"name": "unit", "params": {}},
+            "study": {"_target_": "runner.studies.rq1_cheap_signals.CheapSignals", "params": {}},
             "tracking": {
                 "enabled": enabled,
                 "uri": None,

@@ -17,16 +17,16 @@ import difflib
 import os
 import re
 import sys
+import typing
 from collections.abc import Callable
 from typing import Any
 
 from hydra.errors import CompactHydraException
-from omegaconf.errors import OmegaConfBaseException
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
 _HINT_PREFIX = "To append to your config use"
 _TOP_LEVEL = re.compile(r"Key '([^']+)' not in 'RunConfig'")
-NAMED_PARTS = ("gates", "verifiers", "judges", "splits")
-"""Groups of named parts: a setting is ``<group>.<part name>.<key>``."""
 
 
 def one_line(exc: BaseException) -> str:
@@ -36,6 +36,9 @@ def one_line(exc: BaseException) -> str:
     search path and the schema entries (dotted class names) are dropped; "Available options"
     lists are kept, comma-joined.
     """
+    unknown = _unknown_key_of_a_part(exc.__cause__)
+    if unknown:
+        return unknown
     parts: list[str] = []
     texts = [str(exc)]
     if isinstance(exc.__cause__, OmegaConfBaseException):
@@ -64,13 +67,54 @@ def one_line(exc: BaseException) -> str:
     return "; ".join(dict.fromkeys(parts))
 
 
+def _unknown_key_of_a_part(cause: BaseException | None) -> str | None:
+    """A key its node does not take, named with the class whose fields the keys are.
+
+    A part's node is composed untyped (struct mode refuses the key with no class to name),
+    so the part its ``_target_`` names (or the record a field of it is) says which keys it
+    takes; a record's node (``bootstrap``) is typed by its own class. A top-level key is
+    `top_level_hint`'s."""
+    if not isinstance(cause, ConfigKeyError | ConfigAttributeError):
+        return None
+    where, _, key = str(cause.full_key).rpartition(".")
+    kind = _schema_of(getattr(cause, "parent_node", None)) if where else None
+    if kind is None:
+        return None
+    from runner.schema_checks import unknown_key
+
+    return unknown_key(where, key, kind)
+
+
+def _schema_of(node: Any) -> type | None:
+    """The dataclass whose fields `node`'s keys are, or None."""
+    from runner.settings import derive
+
+    path: list[str] = []
+    while isinstance(node, DictConfig):
+        kind = OmegaConf.get_type(node)
+        if dataclasses.is_dataclass(kind):
+            break
+        if "_target_" in node:
+            kind = derive(str(node._target_))
+            break
+        path.insert(0, str(node._key()))
+        node = node._get_parent()
+    else:
+        return None
+    for key in path:
+        kind = typing.get_type_hints(kind).get(key)
+        if not dataclasses.is_dataclass(kind):
+            return None
+    return kind  # type: ignore[return-value]
+
+
 def top_level_hint(key: str) -> str:
     """What to write instead of an unknown top-level key (`runner.config.RunConfig`'s fields).
 
     ``gate.x=1`` -> use ``gates.<name>.x`` (the gates are named, as in the experiment's
     YAML); otherwise the closest key and the list of valid ones.
     """
-    from runner.config import RunConfig
+    from runner.config import NAMED_PARTS, RunConfig
 
     valid = [f.name for f in dataclasses.fields(RunConfig)]
     close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)

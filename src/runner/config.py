@@ -17,17 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
-from omegaconf import MISSING, OmegaConf
+from omegaconf import MISSING, DictConfig, OmegaConf
 
-from runner.settings import OPEN_KEYS, SEED
-
-
-@dataclass
-class StudyConf:
-    """Which study module runs (`runner.studies.<name>`) and its typed parameters."""
-
-    name: str = MISSING
-    params: dict[str, Any] = field(default_factory=dict)
+from runner.settings import OPEN_KEYS, SEED, import_path, is_record
 
 
 @dataclass
@@ -64,11 +56,11 @@ class RunConfig:
     experiment: str = MISSING
     seed: int = SEED
     progress: bool = True
-    study: StudyConf = field(default_factory=StudyConf)
+    study: Any = None  # the study class's schema: the experiment's `/study@study: <class>`
     dataset: Any = None
     split: Any = None
     # Further named splitters, e.g. RQ5's `splits.cross_source` and `splits.target`
-    # (composed with `- /split@splits.<name>: <option>`; built into `Inputs.splits`).
+    # (composed with `- /split@splits.<name>: <option>`).
     splits: dict[str, Any] = field(default_factory=dict)
     bootstrap: Any = None
     tracking: TrackingConf = field(default_factory=TrackingConf)
@@ -81,6 +73,10 @@ class RunConfig:
     detector: Any = None
     train: Any = None
     paths: PathsConf = field(default_factory=PathsConf)
+
+
+NAMED_PARTS = tuple(f.name for f in dataclasses.fields(RunConfig) if f.default_factory is dict)
+"""Groups of named parts (``gates``, ``splits``, ...): a setting is ``<group>.<name>.<key>``."""
 
 
 CLASS_MARK = "."
@@ -124,7 +120,6 @@ def class_entries(conf_dirs: list[Path]) -> dict[tuple[str, str], None]:
 def code_value(path: str) -> Any:
     """``${code:runner.gates.BASE_FEATURES}``: a value whose one home is the code (a tuple
     becomes a list), so a YAML names it instead of restating it."""
-    from runner.settings import import_path
 
     value = import_path(path)
     return list(value) if isinstance(value, tuple) else value
@@ -167,29 +162,52 @@ def register_configs(conf_dirs: list[str | Path] | None = None) -> ConfigStore:
     if not OmegaConf.has_resolver("code"):
         OmegaConf.register_new_resolver("code", code_value)
     cs = ConfigStore.instance()
-    run = OmegaConf.structured(RunConfig)
-    # `study.params` holds only what differs from the study's `Params`, so a parameter the
-    # YAML leaves out is still set with `study.params.<name>=...` (no `+`); the pipeline
-    # checks every key against `Params` (`pipeline.check_config`).
-    OmegaConf.set_struct(run.study.params, False)
-    cs.store(name="config_schema", node=run)
+    cs.store(name="config_schema", node=RunConfig)
     dirs = [PROJECT_ROOT / "conf", *(Path(d) for d in conf_dirs or [])]
     schemas: dict[str, type] = {}
     for group, name in class_entries(dirs):
         if name not in schemas:
             schemas[name] = derive(name)
-        cs.store(group=group, name=name, node=_schema_node(schemas[name]))
+        cs.store(group=group, name=name, node=_stored_node(name, schemas[name]))
     return cs
 
 
-def _schema_node(schema: type) -> Any:
-    """The schema as stored: the class itself, or, when a field is marked `OPEN_KEYS`, its
-    structured node with that field's dict left open (its own flag outlives Hydra's
-    closing of the root, so plain overrides may add keys to it)."""
-    opened = [f.name for f in dataclasses.fields(schema) if f.metadata.get(OPEN_KEYS)]
-    if not opened:
+def _stored_node(path: str, schema: type) -> Any:
+    """What the ConfigStore keeps for a class a YAML names.
+
+    A record (``RoutingConf``) is stored as the class itself: it lives in a module, so a
+    config typed by it pickles by reference. A part's derived schema is stored as its
+    defaults, untyped (``_target_`` and one key per setting): the composed config then holds
+    no class that exists only in this process, and a launcher sends it to a job process
+    with plain pickle. The part's schema types the node again before any work
+    (`runner.schema_checks.with_schemas`). A mapping setting (`OPEN_KEYS`) stays open, so
+    ``dataset.columns.id=request_id`` needs no ``+``.
+    """
+    if is_record(import_path(path)):
         return schema
-    node = OmegaConf.structured(schema)
-    for name in opened:
-        OmegaConf.set_struct(node._get_node(name), False)
+    node = OmegaConf.create(OmegaConf.to_container(OmegaConf.structured(schema), enum_to_str=True))
+    for f in dataclasses.fields(schema):
+        if f.metadata.get(OPEN_KEYS) and isinstance(node.get(f.name), DictConfig):
+            OmegaConf.set_struct(node[f.name], False)
     return node
+
+
+def study_name(cfg: Any) -> str:
+    """The registered name of the study a composed config builds (``rq1_cheap_signals``),
+    as the manifest and the MLflow run record it."""
+
+    target = str(cfg.study._target_)
+    return str(getattr(import_path(target), "name", target))
+
+
+def recorded(cfg: Any) -> dict[str, Any]:
+    """The run's config as the manifest, ``config.yaml`` and MLflow record it: resolved,
+    but the parts handed to the study by interpolation (``study.gates: ${gates}``) stay
+    references, so each part is recorded once, at its own key."""
+    out = OmegaConf.to_container(cfg, resolve=True)
+    study = cfg.get("study")
+    if isinstance(study, DictConfig) and isinstance(out.get("study"), dict):
+        for key in study.keys():
+            if OmegaConf.is_interpolation(study, key):
+                out["study"][key] = study._get_node(key)._value()
+    return out

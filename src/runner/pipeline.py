@@ -1,22 +1,16 @@
-"""The one straight line: config -> checks -> parts -> data -> study -> outputs -> tracking.
+"""The one straight line: config -> checks -> study (with its parts) -> data -> outputs.
 
 `__main__` only adapts Hydra to this; tests call `run(cfg)` with a composed config.
-Everything that can be checked without data (study parameters, importable targets,
-split and bootstrap settings, building every part) is checked first, so a config error
-never costs a data load or a model load. Config nodes become the run's objects here: the
-parts, splitters and typed settings in `build_inputs`, the data set in `load_data`, the
-registered model a routing study routes with in `with_registered_model`; studies, the
-manifest and tracking receive what was built (`runner.studies.contract`). Elsewhere config
-becomes objects in exactly three places, none of them part of a run's path of its own:
-`runner.hri.config.load_hri_config` (the HRI configuration; called from `build_inputs`),
-`runner.schema_checks.check_schema_values` (builds schema nodes only to validate them,
-then drops them) and `runner.verifiers.build.build_verifier` (one verifier outside a run,
-for `scripts/bench_verifiers.py`).
+Everything that can be checked without data is checked first, so a config error never
+costs a data load or a model load: keys unknown to their schema, required values left
+unset, every value by its class's own check, then the study is built with Hydra's
+`instantiate` (``study: {gates: ${gates}, ...}``), which builds every part it takes and
+runs their constructors' checks; then each part that loads model files finds them. The
+data set is loaded here (`load_data`); the study gets it with the `RunContext`.
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
 import time
 from dataclasses import dataclass, replace
@@ -26,17 +20,25 @@ from typing import Any
 from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import ConfigKeyError, OmegaConfBaseException
+from omegaconf.errors import OmegaConfBaseException
 
 from runner.cli_errors import one_line
+from runner.config import NAMED_PARTS
 from runner.errors import ConfigError, RunnerError
 from runner.results import StudyResult
-from runner.schema_checks import check_known_keys, check_required, check_schema_values
-from runner.studies import Inputs, Study, load_study
+from runner.schema_checks import (
+    check_known_keys,
+    check_named_parts,
+    check_required,
+    check_schema_values,
+    with_schemas,
+)
+from runner.studies import RunContext, Study
 
 log = logging.getLogger(__name__)
 
-PART_GROUPS = ("gates", "verifiers", "judges", "splits")
+MODEL_GROUPS = ("verifiers", "judges", "span_detector")
+"""The study's parts that may load model files (the manifest records them)."""
 
 
 @dataclass
@@ -49,129 +51,31 @@ class RunOutcome:
     run_id: str | None = None
 
 
-def check_config(cfg: DictConfig) -> tuple[Study, Any, Inputs]:
-    """Validate everything that needs no data; return the study, its typed params and inputs.
+def check_config(cfg: DictConfig) -> Study:
+    """Validate everything that needs no data and build the study; return it.
 
-    In order: keys unknown to their schema (also those added with ``+``), required values
-    left unset (``dataset.path: ???``), the study's params, importable targets, schema
-    values (``__post_init__``: bootstrap, split, dataset provenance), then every part is
-    built (no weights are loaded), verifiers find their model files and the study's own
-    `Study.check` runs.
+    In order: every part's node typed by the class its ``_target_`` names (`with_schemas`:
+    a target that does not import, a value of the wrong type, a key the part does not
+    take), keys unknown to a record's schema (also those added with ``+``), required
+    values left unset (``dataset.path: ???``), every value by its class's check
+    (``__post_init__``, a part's ``check_settings``), then the study is built with every
+    part it takes (no weights are loaded) and each part finds its model files. `cfg` may
+    be typed already (`run`).
     """
+    cfg = with_schemas(cfg)
     check_known_keys(cfg)
+    check_named_parts(cfg, NAMED_PARTS)
     check_required(cfg)
-    study = load_study(cfg.study.name)
-    try:
-        params = OmegaConf.merge(OmegaConf.structured(study.Params), cfg.study.params)
-    except OmegaConfBaseException as exc:
-        raise ConfigError(_params_error(cfg, study.Params, exc)) from exc
-    targets: list[tuple[str, Any]] = []
-    if cfg.get("dataset") is not None:
-        targets.append(("dataset", cfg.dataset))
-    if cfg.get("split") is not None:
-        targets.append(("split", cfg.split))
-    if cfg.get("span_detector") is not None:
-        targets.append(("span_detector", cfg.span_detector))
-    for group in PART_GROUPS:
-        for name, node in (cfg.get(group) or {}).items():
-            targets.append((f"{group}.{name}", node))
-    for key, node in targets:
-        target = node.get("_target_") if isinstance(node, DictConfig) else None
-        if not target:
-            raise ConfigError(f"{key}: no _target_ (which class or function builds it?)")
-        _check_importable(key, target)
     check_schema_values(cfg)
-    typed = OmegaConf.to_object(params)
-    inputs = build_inputs(cfg)
-    _check_model_files(inputs)
-    study.check(inputs, typed)
-    return study, typed, inputs
-
-
-def _check_model_files(inputs: Inputs) -> None:
-    """Every configured verifier finds its model files (the disk, once, before any work)."""
-    wrapped = getattr(inputs.span_detector, "verifier", None)
-    for part in [*inputs.verifiers.values(), wrapped]:
+    _use_run_registry(tracking_conf(cfg))
+    study = _build("study", cfg.study)
+    if not isinstance(study, Study):
+        raise ConfigError(f"study._target_={cfg.study._target_!r} is not a runner Study")
+    for _, part in study.parts():
         check = getattr(part, "check_sources", None)
         if check is not None:
             check()
-
-
-def _params_error(cfg: DictConfig, params_type: type, exc: OmegaConfBaseException) -> str:
-    """One line: what OmegaConf refused in `study.params`, the class that declares the
-    parameters (grep finds it), its valid keys and where a moved setting lives now."""
-    import dataclasses
-
-    what = (
-        str(exc)
-        .splitlines()[0]
-        .replace(
-            f"'{params_type.__name__}'", f"'{params_type.__module__}.{params_type.__qualname__}'"
-        )
-    )
-    if not isinstance(exc, ConfigKeyError):  # a value of the wrong type
-        return f"study.params.{exc.full_key} for {cfg.study.name}: {what}"
-    valid = ", ".join(f.name for f in dataclasses.fields(params_type))
-    hint = _moved_params_hint(cfg, params_type)
-    return f"study.params for {cfg.study.name}: {what} (valid: {valid}){hint}"
-
-
-def _moved_params_hint(cfg: DictConfig, params_type: type) -> str:
-    """Where an unknown study parameter lives instead, when another config group has it.
-
-    Settings of parts moved out of `study.params` (RQ5's `ks` is `splits.target.ks`), so an
-    old command line names the key the run now reads.
-    """
-    import dataclasses
-
-    known = {f.name for f in dataclasses.fields(params_type)}
-    unknown = [k for k in cfg.study.params if k not in known]
-    places = []
-    for key in unknown:
-        for group in ("split", "bootstrap", "dataset", "routing", "span_detector"):
-            node = cfg.get(group)
-            if isinstance(node, DictConfig) and key in node:
-                places.append(f"{group}.{key}")
-        for group in PART_GROUPS:
-            for name, node in _items(cfg, group):
-                if isinstance(node, DictConfig) and key in node:
-                    places.append(f"{group}.{name}.{key}")
-    return f" (set {' or '.join(dict.fromkeys(places))} instead)" if places else ""
-
-
-def build_inputs(cfg: DictConfig, data: Any = None) -> Inputs:
-    """Build every part the config names and hand them over as one typed `Inputs`.
-
-    Parts are built, not run: no data is read and no model weights are loaded here.
-    """
-    from runner.hri import load_hri_config
-    from runner.routing import RoutingConf
-
-    store = _tracking(cfg)
-    _use_run_registry(store)
-    return Inputs(
-        experiment=str(cfg.experiment),
-        seed=int(cfg.seed),
-        progress=bool(cfg.get("progress", False)),
-        cache_dir=cfg.paths.get("cache_dir") if cfg.get("paths") else None,
-        data=data,
-        bootstrap=_typed(cfg.get("bootstrap")),
-        split=_build("split", cfg.split) if cfg.get("split") is not None else None,
-        splits={name: _build(f"splits.{name}", node) for name, node in _items(cfg, "splits")},
-        gates=build_parts(cfg, "gates"),
-        verifiers=build_parts(cfg, "verifiers"),
-        judges=build_parts(cfg, "judges"),
-        span_detector=(
-            _build("span_detector", cfg.span_detector)
-            if cfg.get("span_detector") is not None
-            else None
-        ),
-        hri=load_hri_config(cfg.hri) if cfg.get("hri") is not None else None,
-        routing=_typed(cfg.get("routing")) or RoutingConf(),  # the defaults when unset
-        tracking=store,
-        detector=_typed(cfg.get("detector")),
-        train=_typed(cfg.get("train")),
-    )
+    return study
 
 
 def _use_run_registry(store: Any) -> None:
@@ -183,14 +87,15 @@ def _use_run_registry(store: Any) -> None:
     use_registry(store.uri)
 
 
-def _tracking(cfg: DictConfig) -> Any:
+def tracking_conf(cfg: DictConfig) -> Any:
     """Typed tracking settings with `uri` and `artifact_root` resolved: the run's store.
 
     ``tracking.uri: null`` means SQLite under ``paths.artifacts_dir``. Resolved once,
     here; the MLflow run, a loader that reads the store, the registered model a routing
-    study routes with and what the run registers all use this ``Inputs.tracking.uri``.
+    study routes with and what the run registers all use this ``RunContext.tracking.uri``.
     """
-    conf = _typed(cfg.get("tracking"))
+    node = cfg.get("tracking")
+    conf = OmegaConf.to_object(node) if isinstance(node, DictConfig) else node
     paths = cfg.get("paths")
     if conf is None or paths is None or paths.get("artifacts_dir") is None:
         return conf
@@ -200,21 +105,14 @@ def _tracking(cfg: DictConfig) -> Any:
     return replace(conf, uri=uri, artifact_root=root)
 
 
-def _items(cfg: DictConfig, group: str) -> list[tuple[str, Any]]:
-    return list((cfg.get(group) or {}).items())
-
-
-def _typed(node: Any) -> Any:
-    """A schema-typed config node as its dataclass instance (None stays None)."""
-    if node is None:
-        return None
-    return OmegaConf.to_object(node) if isinstance(node, DictConfig) else node
-
-
 def _build(key: str, node: DictConfig) -> Any:
-    """`instantiate(node)`, with a part's own `RunnerError` unwrapped from Hydra's wrapper."""
+    """`instantiate(node)`, with a part's own `RunnerError` unwrapped from Hydra's wrapper.
+
+    Records (typed settings such as ``routing`` and ``study.params``) reach the part as
+    their dataclass, everything else as plain Python containers.
+    """
     try:
-        return instantiate(node, _convert_="all")
+        return instantiate(node, _convert_="object")
     except InstantiationException as exc:
         cause = exc.__cause__
         if isinstance(cause, ConfigError) and not str(cause).startswith(key):
@@ -226,38 +124,15 @@ def _build(key: str, node: DictConfig) -> Any:
         raise ConfigError(f"{key}: {one_line(exc)}") from exc
 
 
-def _check_importable(key: str, target: str) -> None:
-    module, _, attr = target.rpartition(".")
-    try:
-        obj = importlib.import_module(module)
-    except ImportError as exc:
-        raise ConfigError(f"{key}._target_={target!r}: cannot import {module!r} ({exc})") from exc
-    if not hasattr(obj, attr):
-        raise ConfigError(f"{key}._target_={target!r}: {module!r} has no {attr!r}")
-
-
-def build_parts(cfg: DictConfig, group: str) -> dict[str, Any]:
-    """Instantiate every part of a group (`gates`, `verifiers`, `judges`) by name."""
-    return {name: _build(f"{group}.{name}", node) for name, node in _items(cfg, group)}
-
-
-STREAMING_LOADERS = {"runner.data.rag_file.load_rag_file": "runner.data.rag_stream.open_stream"}
-"""Loaders with a streaming counterpart (same arguments), for studies that read in batches."""
-
-
-def load_data(cfg: DictConfig, stream: bool = False, tracking_uri: str | None = None) -> Any:
+def load_data(cfg: DictConfig, tracking_uri: str | None = None) -> Any:
     """Load the configured dataset (None when the study needs none).
 
-    With `stream`, a loader that has a streaming counterpart (`STREAMING_LOADERS`) opens
-    the data as batches instead of reading every row. A loader that reads the tracking
-    store (MLflow traces) with no ``tracking_uri`` of its own reads `tracking_uri`, the
-    run's store (`Inputs.tracking.uri`; resolved from `cfg` when not given).
+    A loader that reads the tracking store (MLflow traces) with no ``tracking_uri`` of its
+    own reads `tracking_uri`, the run's store (resolved from `cfg` when not given).
     """
     if cfg.get("dataset") is None:
         return None
     kwargs: dict[str, Any] = {}
-    if stream and cfg.dataset.get("_target_") in STREAMING_LOADERS:
-        kwargs["_target_"] = STREAMING_LOADERS[cfg.dataset._target_]
     if "tracking_uri" in cfg.dataset and not cfg.dataset.tracking_uri:
         # a loader that reads the tracking store (MLflow traces) reads the run's own store
         if tracking_uri is None:
@@ -304,15 +179,23 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
         write_outputs,
     )
 
-    study, params, inputs = check_config(cfg)
+    cfg = with_schemas(cfg)  # typed once: the study, the data and the manifest read the same
+    study = check_config(cfg)
     keep_runs = check_output_settings(cfg)
     tracking.check(cfg)
     overrides = list(hydra_overrides() if overrides is None else overrides)
     folder = RunFolder.create(Path(cfg.paths.output_dir))
     git = git_state()  # read once: the manifest records it, a registered model carries it
-    inputs = replace(inputs, commit=git["commit"])
+    store = tracking_conf(cfg)
+    context = RunContext(
+        experiment=str(cfg.experiment),
+        seed=int(cfg.seed),
+        progress=bool(cfg.get("progress", False)),
+        cache_dir=cfg.paths.get("cache_dir"),
+        commit=git["commit"],
+        tracking=store,
+    )
     info = RunInfo(run_id=folder.run_id, overrides=overrides, git=git)
-    store = inputs.tracking
     tracking_uri = store.uri if store is not None else None
     tracked = None
     result = None
@@ -323,11 +206,10 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
         run_id = tracked.run_id if tracked else None
         info.mlflow_run_id = run_id
         started = time.perf_counter()
-        data = load_data(cfg, stream=study.streams, tracking_uri=tracking_uri)
+        data = load_data(cfg, tracking_uri=tracking_uri)
         if tracked:
             tracked.log_input(data)
-        inputs = with_registered_model(study, inputs.with_data(data), params)
-        result = study.run(inputs, params)
+        result = study.run(data, context)
         result.runtime.setdefault("study_seconds", round(time.perf_counter() - started, 3))
         manifest = write_outputs(
             cfg,
@@ -336,7 +218,7 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
             folder.tmp_dir,
             figures=study.figures,
             run_info=info,
-            parts=model_parts(inputs),
+            parts=model_parts(study),
         )
         write_files_and_documents(result, study.documents, folder.tmp_dir)
         tracking.publish(tracking_uri, result, run_id, folder.tmp_dir)
@@ -359,25 +241,9 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
     )
 
 
-def with_registered_model(study: Study, inputs: Inputs, params: Any) -> Inputs:
-    """`inputs` with the registered model the study routes with (`Study.registered_model`),
-    loaded from the run's store; unchanged for a study that names none."""
-    uri = study.registered_model(inputs, params)
-    if not uri:
-        return inputs
-    from runner.routing import load_routed_model
-
-    store = inputs.require("tracking")
-    return replace(inputs, model=load_routed_model(store.uri, uri))
-
-
-def model_parts(inputs: Inputs) -> dict[str, Any]:
-    """The built parts that may load model files, by config key, for the manifest."""
-    parts = {f"verifiers.{name}": part for name, part in inputs.verifiers.items()}
-    parts.update({f"judges.{name}": part for name, part in inputs.judges.items()})
-    if inputs.span_detector is not None:
-        parts["span_detector"] = inputs.span_detector
-    return parts
+def model_parts(study: Study) -> dict[str, Any]:
+    """The study's parts that may load model files, by config key, for the manifest."""
+    return {key: part for key, part in study.parts() if key.split(".")[0] in MODEL_GROUPS}
 
 
 def hydra_overrides() -> list[str]:

@@ -1,12 +1,13 @@
-"""Check a composed config against its structured schemas: unknown keys, then values.
+"""Check a composed config against its schemas: types, unknown keys, then values.
 
-Why: struct mode stops a misspelt override (`bootstrap.n_resamplez=5`) only when it is a
-plain override. Hydra's own hint for a missing key, `+bootstrap.n_resamplez=5`, opens the
-node and adds the key, so a typo would be silently ignored and the run would use the
-default. The composed nodes still carry their schema's type, so every key can be checked
-against the dataclass's fields, however it was added. Values of the right type that cannot
-work (`bootstrap.n_resamples=-5`) are refused by the schema's ``__post_init__``, which runs
-here through `OmegaConf.to_object`: all of this needs no data, so it runs before any load.
+Why: a part's node is composed untyped (`runner.config.register_configs`: the config must
+pickle for a launcher's job process), so `with_schemas` types each one by the schema of
+the part its ``_target_`` names before any other check; a value of the wrong type or a key
+the part does not take is refused there, naming the key and the class. A record's node
+(``bootstrap``) is typed at compose time, but Hydra's hint for a missing key,
+``+bootstrap.n_resamplez=5``, adds the key anyway: `check_known_keys` refuses it. Values
+of the right type that cannot work (``bootstrap.n_resamples=-5``) are refused by the
+schema's ``__post_init__``, run here through `OmegaConf.to_object`. None of it needs data.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ import difflib
 from collections.abc import Iterator
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
-from omegaconf.errors import OmegaConfBaseException
+from omegaconf.errors import ConfigKeyError, OmegaConfBaseException
 
 from runner.errors import ConfigError, RunnerError
+from runner.settings import derive
 
 
 def schema_nodes(node: object, path: str = "") -> Iterator[tuple[str, DictConfig, type]]:
@@ -38,6 +40,63 @@ def schema_nodes(node: object, path: str = "") -> Iterator[tuple[str, DictConfig
                 yield from schema_nodes(node._get_node(i), f"{path}[{i}]")
 
 
+def with_schemas(cfg: DictConfig) -> DictConfig:
+    """A copy of `cfg` whose every node naming a part (``_target_``) is typed by that part's
+    schema (`runner.settings.derive`); a key the part does not take or a value of the wrong
+    type is a `ConfigError` naming the key and the class. Interpolations stay as they are,
+    so ``study: {gates: ${gates}}`` reaches the typed gates."""
+    typed = cfg.copy()
+    _type_children(typed, "")
+    return typed
+
+
+def _type_children(node: DictConfig, path: str) -> None:
+    for key in list(node.keys()):
+        if OmegaConf.is_missing(node, key) or OmegaConf.is_interpolation(node, key):
+            continue
+        child = node._get_node(key)
+        where = f"{path}.{key}" if path else str(key)
+        if not isinstance(child, DictConfig) or child._is_none():
+            continue
+        if "_target_" in child and not OmegaConf.is_interpolation(child, "_target_"):
+            node[key] = _typed(child, where)
+            child = node._get_node(key)
+        _type_children(child, where)
+
+
+def _typed(node: DictConfig, where: str) -> DictConfig:
+    target = str(node._target_)
+    try:
+        schema = derive(target)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"{where}._target_={target!r}: cannot import it ({exc})") from exc
+    try:
+        return OmegaConf.merge(OmegaConf.structured(schema), node)
+    except OmegaConfBaseException as exc:
+        kind = exc.object_type if dataclasses.is_dataclass(exc.object_type) else schema
+        inner, _, key = str(exc.full_key).rpartition(".")
+        at = f"{where}.{inner}" if inner else where
+        if isinstance(exc, ConfigKeyError):
+            raise ConfigError(unknown_key(at, key, kind)) from exc
+        first = str(exc).splitlines()[0]
+        raise ConfigError(f"{at}.{key}: {first} ({class_name(kind)})") from exc
+
+
+def class_name(kind: type) -> str:
+    """The dotted path a user can grep: a derived schema is named by its part's path."""
+    return kind.__name__ if "." in kind.__name__ else f"{kind.__module__}.{kind.__qualname__}"
+
+
+def unknown_key(where: str, key: str, kind: type) -> str:
+    """``<where>.<key>``: not a field of `kind`, with the closest field and all fields."""
+    fields = [f.name for f in dataclasses.fields(kind)]
+    close = difflib.get_close_matches(key, fields, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    valid = ", ".join(f for f in fields if not f.startswith("_"))
+    name = class_name(kind)
+    return f"{where}.{key}: unknown key ({name} has no {key!r}); {hint}valid keys: {valid}"
+
+
 def check_known_keys(cfg: DictConfig) -> None:
     """Raise `ConfigError` for the first key that is not a field of its node's schema.
 
@@ -54,15 +113,8 @@ def check_known_keys(cfg: DictConfig) -> None:
     for path, node, kind in schema_nodes(cfg):
         fields = [f.name for f in dataclasses.fields(kind)]
         for key in node.keys():
-            if key in fields:
-                continue
-            where = f"{path}.{key}" if path else str(key)
-            close = difflib.get_close_matches(str(key), fields, n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            valid = ", ".join(f for f in fields if not f.startswith("_"))
-            raise ConfigError(
-                f"{where}: unknown key ({kind.__name__} has no {key!r}); {hint}valid keys: {valid}"
-            )
+            if key not in fields:
+                raise ConfigError(unknown_key(path, str(key), kind).removeprefix("."))
 
 
 def check_schema_values(cfg: DictConfig) -> None:
@@ -103,6 +155,16 @@ REQUIRED_HINTS = {
         "dataset.labels=audit_labels.jsonl"
     ),
 }
+
+
+def check_named_parts(cfg: DictConfig, groups: tuple[str, ...]) -> None:
+    """Every part named under `groups` (``gates``, ``splits``, ...) says what builds it."""
+    for group in groups:
+        for name, node in (cfg.get(group) or {}).items():
+            if not isinstance(node, DictConfig) or "_target_" not in node:
+                raise ConfigError(
+                    f"{group}.{name}: no _target_ (which class or function builds it?)"
+                )
 
 
 def check_required(cfg: DictConfig) -> None:

@@ -17,6 +17,7 @@ what differs from it (`runner.config.register_configs`).
 from __future__ import annotations
 
 import collections.abc
+import copy
 import enum
 import functools
 import importlib
@@ -59,7 +60,7 @@ def settings_class(**defaults: Any) -> Callable[[type[T]], type[T]]:
             own[name] = hints[name]
             setattr(cls, name, field(default=value, metadata=inherited[name].metadata))
         cls.__annotations__ = own
-        setattr(cls, _PART, True)
+        setattr(cls, PART, True)
         return dataclass(kw_only=True, eq=False, repr=False)(cls)
 
     return decorate
@@ -118,12 +119,14 @@ def import_path(path: str) -> Any:
 
 
 def is_record(obj: Any) -> bool:
-    """A plain dataclass that is not a `settings_class` part: its own schema, nothing is
-    instantiated from it (``routing``, ``bootstrap``, ``hri``, ``detector``, ``train``)."""
-    return isinstance(obj, type) and is_dataclass(obj) and not getattr(obj, _PART, False)
+    """A plain dataclass that is not a part: its own schema, nothing is instantiated from it
+    (``routing``, ``bootstrap``, ``hri``, ``detector``, ``train``, a study's ``Params``)."""
+    return isinstance(obj, type) and is_dataclass(obj) and not getattr(obj, PART, False)
 
 
-_PART = "__settings_part__"
+PART = "__settings_part__"
+"""Class attribute marking a dataclass as a part built by ``_target_`` (a `settings_class`,
+a `runner.studies.Study`), not a record of settings."""
 _SIMPLE = (int, float, str, bool)
 
 
@@ -139,6 +142,8 @@ def config_type(hint: Any) -> Any:
         return Any
     if isinstance(hint, type) and (issubclass(hint, _SIMPLE) or issubclass(hint, enum.Enum)):
         return hint
+    if is_record(hint):
+        return hint  # typed settings (a study's `Params`, `RoutingConf`): checked key by key
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
         kept = [a for a in args if a is not type(None)]
@@ -172,6 +177,8 @@ def _field_default(value: Any, metadata: dict[str, Any]) -> Any:
     if isinstance(value, dict | types.MappingProxyType):
         pairs = dict(value)
         return field(default_factory=lambda: dict(pairs), metadata=metadata)
+    if is_dataclass(value):  # a record's defaults (a study's `Params()`)
+        return field(default_factory=lambda: copy.deepcopy(value), metadata=metadata)
     return field(default=value, metadata=metadata)
 
 
@@ -232,22 +239,6 @@ def parameters(target: Any) -> list[tuple[str, Any, Any]]:
     return out
 
 
-DERIVED_PREFIX = "derived__"
-"""Derived schemas are attributes of this module under ``derived__<path, dots as __>``."""
-
-
-def __getattr__(name: str) -> type:
-    """A derived schema by its attribute name (`derive` sets it as the class's qualname).
-
-    Why: a composed config holds its nodes' schema types, and pickling it (Hydra's launchers
-    send the config to a job process: submitit, Slurm, Ray) stores each type by reference.
-    The job process has not derived anything yet, so the reference derives it here.
-    """
-    if name.startswith(DERIVED_PREFIX):
-        return derive(name.removeprefix(DERIVED_PREFIX).replace("__", "."))
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 @functools.cache
 def derive(path: str) -> type:
     """The structured config of the part or record `path` names; its one source of truth.
@@ -270,25 +261,22 @@ def derive(path: str) -> type:
     for name, kind, default in parameters(target):
         opened = {OPEN_KEYS: True} if typing.get_origin(kind) is dict else {}
         specs.append((name, kind, _field_default(default, opened)))
-    namespace = {}
-    check = getattr(target, CHECK, None)
-    if check is not None:
-        namespace["__post_init__"] = _post_init(check)
+    namespace = {"__post_init__": _check_settings} if hasattr(target, CHECK) else {}
     # Named by the path a YAML writes (``runner.gates.LogitGate``), so a message that names
-    # the schema ("Key 'x' not in 'runner.gates.LogitGate'") names a class grep finds.
+    # the schema ("Key 'x' not in 'runner.gates.LogitGate'") names a class grep finds. It is
+    # no attribute of any module: a launcher (submitit, Ray: cloudpickle) sends it to a job
+    # process by value, and its `__post_init__` finds the check by that name there.
     conf = make_dataclass(path, specs, namespace=namespace)
     conf.__module__ = __name__
-    conf.__qualname__ = DERIVED_PREFIX + path.replace(".", "__")  # importable: `__getattr__`
     conf.__doc__ = f"`{path}`'s settings (derived from its signature: `runner.settings.derive`)."
     return conf
 
 
-def _post_init(check: Callable[..., Any]) -> Callable[[Any], None]:
-    def __post_init__(self: Any) -> None:
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
-        values = {k: v for k, v in values.items() if k not in ("_target_", "_convert_")}
-        if any(isinstance(v, str) and v == "???" for v in values.values()):
-            return  # a required value left unset: `check_required` names it
-        check(**values)
-
-    return __post_init__
+def _check_settings(self: Any) -> None:
+    """A derived schema's ``__post_init__``: the settings checked by the `CHECK` of the part
+    it was derived from (its name is that part's path)."""
+    values = {f.name: getattr(self, f.name) for f in fields(self)}
+    values = {k: v for k, v in values.items() if k not in ("_target_", "_convert_")}
+    if any(isinstance(v, str) and v == "???" for v in values.values()):
+        return  # a required value left unset: `check_required` names it
+    getattr(import_path(type(self).__name__), CHECK)(**values)

@@ -47,8 +47,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pandas as pd
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
+from runner.config import recorded, study_name
 from runner.errors import ConfigError
 from runner.results import ModelLink, ModelSpec, StudyResult
 
@@ -287,7 +288,7 @@ class TrackedRun:
         """The flattened, resolved config as params (logged first, so failed runs have them)."""
         from mlflow.entities import Param
 
-        params = flatten(OmegaConf.to_container(cfg, resolve=True))
+        params = flatten(recorded(cfg))
         items = [Param(_UNSAFE.sub("_", k), v) for k, v in sorted(params.items())]
         for i in range(0, len(items), 100):
             retry_locked(self.client.log_batch, self.run_id, params=items[i : i + 100])
@@ -363,7 +364,7 @@ def start_run(
         return None
     client, experiment_id = prepare_experiment(cfg, store)
     tags = {
-        "study": cfg.study.name,
+        "study": study_name(cfg),
         "output_dir": str(run_dir),
         "run_folder": run_dir.name,
         "overrides": " ".join(overrides)[:5000],

@@ -14,9 +14,11 @@ from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
 from runner.config import register_configs
+from runner.errors import ConfigError
 from runner.evaluation.bootstrap import BootstrapResult, group_bootstrap
 from runner.evaluation.metrics import auroc_batched
 from runner.evaluation.splits import GroupedKFold, KFold, LeaveSourceOut, TargetAdaptation
+from runner.schema_checks import with_schemas
 from runner.settings import derive
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
@@ -88,8 +90,9 @@ def test_split_configs_instantiate_their_splitter_with_yaml_values(compose_group
 
 def test_schema_rejects_a_wrong_type_and_an_unknown_key(compose_group):
     assert compose_group("split", "grouped_kfold", "split.n_splits=3").n_splits == 3
-    with pytest.raises(ConfigCompositionException, match="n_splits=abc"):
-        compose_group("split", "grouped_kfold", "split.n_splits=abc")
+    untyped = compose_group("split", "grouped_kfold", "split.n_splits=abc")  # a part's node
+    with pytest.raises(ConfigError, match=r"split\.n_splits: Value 'abc'.*GroupedKFold"):
+        with_schemas(OmegaConf.create({"split": untyped}))  # typed as the pre-flight does
     with pytest.raises(ConfigCompositionException, match="nsplits"):
         compose_group("split", "kfold", "split.nsplits=3")
 

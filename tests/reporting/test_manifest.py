@@ -13,7 +13,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from runner.config import register_configs
-from runner.pipeline import build_inputs, model_parts, run
+from runner.pipeline import check_config, model_parts, run
 from runner.reporting.manifest import (
     canonical_name,
     git_state,
@@ -31,8 +31,8 @@ def compose_cfg(*overrides: str):
 
 
 def built_parts(*overrides: str) -> dict:
-    """The parts the pipeline builds for a config, as it hands them to the manifest."""
-    return model_parts(build_inputs(compose_cfg(*overrides)))
+    """The parts the study is built with, as the pipeline hands them to the manifest."""
+    return model_parts(check_config(compose_cfg(*overrides)))
 
 
 def sha256(path: Path) -> str:

@@ -146,8 +146,8 @@ def test_a_row_labelled_with_the_labels_actually_used_is_not_compared():
 
 def test_reproduction_settings_are_the_experiment_config_composed_afresh():
     from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
 
+    from runner.config import recorded
     from runner.paths import PROJECT_ROOT
 
     wanted = reproduction_settings("rq1_cheap_signals")
@@ -161,7 +161,7 @@ def test_reproduction_settings_are_the_experiment_config_composed_afresh():
                 "progress=false",
             ],
         )
-    manifest = {"config": OmegaConf.to_container(cfg, resolve=True)}
+    manifest = {"config": recorded(cfg)}  # as the manifest records it
     run = LoggedRun("rq1_cheap_signals", "rq1_cheap_signals", Path("."), OURS, manifest)
     assert setting_differences(run) == [("bootstrap.n_resamples", 20, 1000)]
     assert reproduction_settings("no_such_experiment") is None

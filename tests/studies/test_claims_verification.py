@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from hydra.utils import instantiate
 from omegaconf import OmegaConf
 from tests.claims.judges.conftest import tiny_models
 
@@ -19,11 +19,11 @@ from runner.claims.sampling import QUICK_LIMIT, resolve_limit
 from runner.claims.span_detector import SpanDetector
 from runner.data.claims_jsonl import load_claims_jsonl
 from runner.errors import ConfigError
-from runner.pipeline import build_inputs
+from runner.evaluation import BootstrapConf
+from runner.studies import RunContext
 from runner.studies import claims_verification as cv
-from runner.studies.contract import Inputs
 
-STUDY = cv.ClaimsVerification()
+BOOTSTRAP = BootstrapConf(n_resamples=50, seed=13)  # S1's claim-bootstrap intervals
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "tests" / "fixtures" / "claims" / "claims_example.jsonl"
@@ -95,11 +95,33 @@ def study_cfg(models, judges=("yellow", "green", "prose")):
     )
 
 
+def build(cfg, params=None) -> cv.ClaimsVerification:
+    """The study built with the parts `cfg` configures (its checks run on construction)."""
+    s1 = cfg.get("span_detector")
+    return cv.ClaimsVerification(
+        bootstrap=BOOTSTRAP,
+        span_detector=None if s1 is None else instantiate(s1, _convert_="all"),
+        judges={n: instantiate(node, _convert_="all") for n, node in cfg.judges.items()},
+        params=params or cv.Params(),
+    )
+
+
 def run(cfg, data, params):
-    """The study as the pipeline runs it: built inputs, `check`, then `run`."""
-    inputs = build_inputs(cfg, data)
-    STUDY.check(inputs, params)
-    return STUDY.run(inputs, params)
+    """The study as the pipeline runs it: built with its parts and params, then `run`."""
+    context = RunContext(
+        experiment=cfg.experiment,
+        seed=cfg.seed,
+        progress=cfg.progress,
+        cache_dir=cfg.paths.cache_dir,
+    )
+    return build(cfg, params).run(data, context)
+
+
+def figures(models, cells):
+    """The study's figures: drawn from the cells alone, so any built study draws the same."""
+    cfg = study_cfg(models, ("green",))
+    cfg.span_detector = None
+    return build(cfg).figures(cells)
 
 
 @pytest.fixture(scope="module")
@@ -264,9 +286,9 @@ def test_same_inputs_and_seed_give_identical_cells_and_scores(models, outcome):
     assert result.extra["claims_verdicts.json"] == again.extra["claims_verdicts.json"]
 
 
-def test_figures_are_drawn_from_cells_alone(outcome):
+def test_figures_are_drawn_from_cells_alone(models, outcome):
     _, result = outcome
-    figs = STUDY.figures(result.cells_frame())
+    figs = figures(models, result.cells_frame())
     assert set(figs) == {"venn_catches", "venn_false_alarms", "combinations_f1", "s1_sweep"}
     labels = [t.get_text() for t in figs["venn_catches"].axes[0].texts]
     assert "yellow & green & prose" not in labels  # three judges: drawn as circles, counts only
@@ -277,7 +299,7 @@ def test_two_judge_venn_and_limit(models):
     data = load_claims_jsonl(str(EXAMPLE))
     result = run(study_cfg(models, ("yellow", "green")), data, cv.Params(limit=4))
     assert cell(result, "data", "claims", "count") == 4
-    figs = STUDY.figures(result.cells_frame())
+    figs = figures(models, result.cells_frame())
     texts = [t.get_text() for t in figs["venn_catches"].axes[0].texts]
     assert any(t.startswith("yellow (decided 100%") for t in texts)
 
@@ -301,7 +323,7 @@ def test_a_bad_limit_is_a_config_error(limit):
         cv.Params(limit=limit)
 
 
-def test_a_judge_that_never_answers_is_marked_and_scored_on_decided_claims(outcome):
+def test_a_judge_that_never_answers_is_marked_and_scored_on_decided_claims(models, outcome):
     _, result = outcome
     row = "S2 LLM judge / prose"
     assert cell(result, "systems", row, "abstentions") == 6
@@ -315,7 +337,7 @@ def test_a_judge_that_never_answers_is_marked_and_scored_on_decided_claims(outco
     assert cell(result, "meta_precision", "S2 LLM judge / prose", MARK_COLUMN) == 1.0
     assert cell(result, "venn_catches", "decided share: prose", "claims") == 0.0
     assert cell(result, "venn_catches", "on decided claims: prose", "claims") == 0
-    figs = STUDY.figures(result.cells_frame())
+    figs = figures(models, result.cells_frame())
     venn = [t.get_text() for t in figs["venn_catches"].axes[0].texts]
     assert any(t.startswith("prose (decided 0%") and "MOSTLY ABSTAINED" in t for t in venn)
     bars = [t.get_text() for t in figs["combinations_f1"].axes[0].get_yticklabels()]
@@ -361,14 +383,15 @@ def test_without_the_span_cache_nothing_is_read_or_stored(models, outcome):
 
 
 def test_a_study_without_parts_or_on_response_data_fails_early(models):
-    data = load_claims_jsonl(str(EXAMPLE))
-    empty = Inputs(experiment="claims_verification", seed=13, data=data)
     with pytest.raises(ConfigError, match="span_detector and/or judges"):
-        STUDY.check(empty, cv.Params())
-    clash = build_inputs(study_cfg(models, ("green",)), data)
-    clash = replace(clash, judges={"S1": clash.judges["green"]})
+        cv.ClaimsVerification(bootstrap=BOOTSTRAP)
+    built = build(study_cfg(models, ("green",)))
     with pytest.raises(ConfigError, match="clashes"):
-        STUDY.check(clash, cv.Params())
+        cv.ClaimsVerification(
+            bootstrap=BOOTSTRAP,
+            span_detector=built.span_detector,
+            judges={"S1": built.judges["green"]},
+        )
     response = type("D", (), {"frame": pd.DataFrame({"example_id": ["e"]}), "name": "x"})()
     with pytest.raises(ValueError, match="not a claim frame"):
         run(study_cfg(models, ("green",)), response, cv.Params())
@@ -401,29 +424,29 @@ def test_the_experiment_composes_typed_and_passes_the_pre_flight_checks():
     from runner.pipeline import check_config
 
     cfg = composed()
-    study, params, inputs = check_config(cfg)
+    study = check_config(cfg)
     assert isinstance(study, cv.ClaimsVerification)
+    params = study.params
     assert isinstance(params, cv.Params) and params.limit == "auto"
+    assert isinstance(study.bootstrap, BootstrapConf)
     assert resolve_limit(params.limit, public_benchmark=True) == QUICK_LIMIT  # WiCE: a sample
     assert cfg.dataset._target_ == "runner.data.wice.load_wice"
-    assert list(inputs.judges) == ["smollm2_reask", "smollm2_prefill"]
+    assert list(study.judges) == ["smollm2_reask", "smollm2_prefill"]
     assert cfg.judges.smollm2_prefill.repair == "prefill" and cfg.judges.smollm2_reask.seed == 13
     # S1 is the claim gate, fitted on WiCE dev: the data this run evaluates is WiCE test
     assert cfg.span_detector.verifier._target_ == "runner.gates.ClaimGate"
-    assert isinstance(inputs.span_detector, SpanDetector)
-    assert inputs.span_detector.threshold is None and inputs.span_detector.name == "S1"
-    assert inputs.span_detector.trained_on() == ["wice:dev"]
+    assert isinstance(study.span_detector, SpanDetector)
+    assert study.span_detector.threshold is None and study.span_detector.name == "S1"
+    assert study.span_detector.trained_on() == ["wice:dev"]
     seed_s1 = composed("experiment=claims_verification_lettucedetect")  # the seed's S1
     assert seed_s1.span_detector.verifier.weights == "random"
     assert seed_s1.span_detector.threshold == 0.3
-    judge = inputs.judges["smollm2_reask"]  # built lazily: no model load yet
+    judge = study.judges["smollm2_reask"]  # built lazily: no model load yet
     assert judge.describe()["family"] == "smollm2-135m"
 
 
 @pytest.mark.parametrize("judge", sorted(p.stem for p in (ROOT / "conf" / "judge").glob("*.yaml")))
 def test_every_judge_config_builds_a_judge(judge):
-    from hydra.utils import instantiate
-
     cfg = composed(
         f"+judge@judges.extra={judge}",
         "judges.extra.name=extra",
@@ -444,8 +467,6 @@ def test_every_judge_config_builds_a_judge(judge):
     [("wice", 5), ("wice_oracle", 15), ("factcheck_stance", 5)],
 )
 def test_every_claim_dataset_config_loads_real_data(dataset, rows, data_dir):
-    from hydra.utils import instantiate
-
     cfg = composed(f"dataset={dataset}", "dataset.limit=5", f"dataset.data_dir={data_dir}")
     data = instantiate(cfg.dataset, _convert_="all")
     assert len(data.frame) == rows and data.name == dataset
@@ -453,25 +474,28 @@ def test_every_claim_dataset_config_loads_real_data(dataset, rows, data_dir):
 
 
 def test_the_user_format_config_needs_a_path_and_loads_it():
-    from hydra.utils import instantiate
-
     cfg = composed("dataset=claims_jsonl", f"dataset.path={EXAMPLE}")
     data = instantiate(cfg.dataset, _convert_="all")
     assert len(data.frame) == 6 and data.info["public_benchmark"] is False
 
 
-def test_typos_fail_at_compose_time():
+def test_typos_fail_at_compose_time_and_wrong_types_before_any_data():
     from hydra.errors import ConfigCompositionException
     from omegaconf.errors import OmegaConfBaseException
+
+    from runner.pipeline import check_config
 
     for override in (
         "judges.smollm2_reask.max_new_token=5",
         "dataset.splitt=dev",
         "span_detector.treshold=0.5",
-        "judges.smollm2_reask.max_new_tokens=abc",
+        "study.params.limt=3",
     ):
         with pytest.raises((ConfigCompositionException, OmegaConfBaseException)):
             composed(override)
+    # a part's node is typed by its class at the pre-flight check (`check_config`)
+    with pytest.raises(ConfigError, match=r"judges\.smollm2_reask\.max_new_tokens: Value 'abc'"):
+        check_config(composed("judges.smollm2_reask.max_new_tokens=abc"))
 
 
 def test_two_setups_of_one_model_compute_each_first_answer_once(models):

@@ -12,7 +12,6 @@ import pandas as pd
 import pytest
 import yaml
 from hydra.utils import instantiate
-from omegaconf import OmegaConf
 from sklearn.metrics import average_precision_score, cohen_kappa_score, roc_auc_score, roc_curve
 
 from runner.data.hri_claims import load_hri_claims
@@ -20,10 +19,9 @@ from runner.errors import ConfigError, DataError
 from runner.evaluation import operating as op
 from runner.evaluation.config import BootstrapConf
 from runner.hri.aggregation import AGGREGATIONS
-from runner.hri.config import load_hri_config
-from runner.pipeline import build_inputs
+from runner.pipeline import check_config
+from runner.studies import RunContext
 from runner.studies import hri_calibration as hc
-from runner.studies.contract import Inputs
 
 from .test_hri_example import compose_experiment, hri_dict
 
@@ -70,21 +68,25 @@ def synthetic_file(tmp_path: Path, n: int = 40, seed: int = 0) -> Path:
     return path
 
 
-def inputs(data, n_resamples: int = 60, seed: int = 13, bootstrap: bool = True) -> Inputs:
-    """Inputs as the pipeline builds them: validated `hri`, typed bootstrap settings, data."""
-    return Inputs(
-        experiment="hri_calibration",
-        seed=13,
-        data=data,
-        hri=load_hri_config(hri_dict()),
+CONTEXT = RunContext(experiment="hri_calibration", seed=13)
+
+
+def study(
+    params: hc.Params | None = None, n_resamples: int = 60, seed: int = 13, bootstrap: bool = True
+) -> hc.HriCalibration:
+    """The study as the pipeline builds it: the `hri` group (validated on construction),
+    typed bootstrap settings and params."""
+    return hc.HriCalibration(
+        hri=hri_dict(),
         bootstrap=BootstrapConf(n_resamples=n_resamples, level=0.95, seed=seed)
         if bootstrap
         else None,
+        params=params or hc.Params(),
     )
 
 
 def run(data, params: hc.Params | None = None, **settings):
-    return hc.HriCalibration().run(inputs(data, **settings), params or hc.Params())
+    return study(params, **settings).run(data, CONTEXT)
 
 
 def cell_map(cells: pd.DataFrame) -> dict:
@@ -183,7 +185,7 @@ def test_curve_cells_hold_every_roc_point_and_figures_draw_from_cells_alone(synt
     roc = cells[(cells["table"] == "hri_roc_curve") & (cells["row"] == "pilot/additive")]
     assert len(roc) == 2 * len(fpr)
     assert roc["column"].iloc[0] == "fpr@0000"
-    figs = hc.HriCalibration().figures(cells.copy())
+    figs = study().figures(cells.copy())
     assert list(figs) == ["hri_roc_pr_pilot"]
     ax_roc, ax_pr = figs["hri_roc_pr_pilot"].axes
     assert len(ax_roc.get_lines()) == len(AGGREGATIONS) + 1  # plus the chance diagonal
@@ -258,10 +260,12 @@ def test_a_collection_with_one_outcome_is_rejected(tmp_path):
 )
 def test_bad_params_are_config_errors(synthetic, params, message):
     data, _, _ = synthetic
-    with pytest.raises(ConfigError, match=message):
-        run(data, hc.Params(**params))
-    with pytest.raises(ConfigError, match=message):  # and before any data is read
-        hc.HriCalibration().check(inputs(None), hc.Params(**params))
+    with pytest.raises(ConfigError, match=message):  # before any data is read
+        study(hc.Params(**params))
+    built = study()
+    built.params = hc.Params(**params)
+    with pytest.raises(ConfigError, match=message):  # and again when it runs
+        built.run(data, CONTEXT)
 
 
 def test_missing_bootstrap_settings_are_a_config_error(synthetic):
@@ -358,7 +362,7 @@ def test_an_independent_outcome_is_in_the_headline_tables_and_figures(split_run)
         assert cell.value < 1.0
         assert ("hri_suggested_cutoffs", f"independent/{agg}", "review") in got
     assert result.extra["hri_calibration_summary.json"]["headline_collections"] == ["independent"]
-    figs = hc.HriCalibration().figures(cells.copy())
+    figs = study().figures(cells.copy())
     assert list(figs) == ["hri_roc_pr_independent"]
     for fig in figs.values():
         matplotlib.pyplot.close(fig)
@@ -387,10 +391,7 @@ def test_real_factcheck_bench_calibration(tmp_path, data_dir):
         tmp_path, "hri_calibration", [f"dataset.path={data_dir / 'factcheck-bench'}"]
     )
     data = instantiate(composed.dataset, _convert_="all")
-    params = OmegaConf.to_object(
-        OmegaConf.merge(OmegaConf.structured(hc.Params), composed.study.get("params", {}))
-    )
-    result = hc.HriCalibration().run(build_inputs(composed, data), params)
+    result = check_config(composed).run(data, CONTEXT)
     got = cell_map(result.cells_frame())
     scores = result.scores
     # In Factbench.jsonl a response is labelled non-factual exactly when one of its claims is
@@ -445,7 +446,7 @@ def test_real_factcheck_bench_calibration(tmp_path, data_dir):
         == len(gold)
         == 661
     )
-    assert set(hc.HriCalibration().figures(result.cells_frame())) == {
+    assert set(study().figures(result.cells_frame())) == {
         "hri_roc_pr_factcheckgpt_gold",
         "hri_roc_pr_factcheckgpt_stance",
     }

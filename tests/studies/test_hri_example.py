@@ -13,15 +13,13 @@ import yaml
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.utils import instantiate
-from omegaconf import OmegaConf
 
 from runner.config import register_configs
 from runner.data.hri_claims import load_hri_claims
 from runner.errors import ConfigError
-from runner.hri.config import load_hri_config
-from runner.pipeline import build_inputs
-from runner.studies import hri_example
-from runner.studies.contract import Inputs
+from runner.hri.config import HRIConf
+from runner.pipeline import check_config
+from runner.studies import RunContext, hri_example
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "conf"
@@ -34,14 +32,7 @@ def hri_dict(name: str = "default") -> dict:
     return doc
 
 
-def inputs_for(hri: dict | None = None, data=None) -> Inputs:
-    """Inputs as the pipeline hands them over: the validated `hri` group and the claims."""
-    return Inputs(
-        experiment="hri_example",
-        seed=13,
-        hri=load_hri_config(hri_dict() if hri is None else hri),
-        data=data or load_hri_claims(),
-    )
+CONTEXT = RunContext(experiment="hri_example", seed=13)
 
 
 def published() -> list[dict]:
@@ -50,7 +41,11 @@ def published() -> list[dict]:
 
 
 def run_example(hri: dict | None = None, data=None, **params):
-    return hri_example.HriExample().run(inputs_for(hri, data), hri_example.Params(**params))
+    """The study built with the `hri` group (validated on construction), run on the claims."""
+    study = hri_example.HriExample(
+        hri=hri_dict() if hri is None else hri, params=hri_example.Params(**params)
+    )
+    return study.run(data or load_hri_claims(), CONTEXT)
 
 
 def test_every_published_number_is_reproduced_at_its_published_precision():
@@ -146,13 +141,14 @@ def compose_experiment(tmp_path: Path, experiment: str, overrides: list[str] = (
 
 def test_experiment_config_composes_and_runs(tmp_path):
     cfg = compose_experiment(tmp_path, "hri_example")
-    assert cfg.experiment == "hri_example" and cfg.study.name == "hri_example"
+    assert cfg.experiment == "hri_example"
+    assert cfg.study._target_ == "runner.studies.hri_example.HriExample"
     assert cfg.dataset._target_ == "runner.data.hri_claims.load_hri_claims"
     data = instantiate(cfg.dataset, _convert_="all")
-    params = OmegaConf.to_object(
-        OmegaConf.merge(OmegaConf.structured(hri_example.Params), cfg.study.params)
-    )
-    cells = hri_example.HriExample().run(build_inputs(cfg, data), params).cells_frame()
+    study = check_config(cfg)  # the study as the pipeline builds it, `hri` group validated
+    assert isinstance(study, hri_example.HriExample) and isinstance(study.hri, HRIConf)
+    assert study.params.response_id == "supplier-contract"
+    cells = study.run(data, CONTEXT).cells_frame()
     hri_star = cells[(cells["table"] == "hri_example_summary") & (cells["column"] == "hri_star")]
     assert hri_star["value"].tolist() == [0.70]
 
@@ -161,12 +157,11 @@ def test_ahp_group_option_composes(tmp_path):
     cfg = compose_experiment(tmp_path, "hri_example", ["hri=ahp"])
     assert cfg.hri.weights_source == "ahp"
     data = instantiate(cfg.dataset, _convert_="all")
-    result = hri_example.HriExample().run(build_inputs(cfg, data), hri_example.Params())
+    result = check_config(cfg).run(data, CONTEXT)
     assert result.extra["hri_example_config.json"]["weights_origin"] == "ahp"
     assert result.tags["hri_band"] == "High"
 
 
 def test_an_experiment_without_the_hri_group_fails_before_any_data_is_read():
-    inputs = Inputs(experiment="hri_example", seed=13)
     with pytest.raises(ConfigError, match="/hri: default"):
-        hri_example.HriExample().check(inputs, hri_example.Params())
+        hri_example.HriExample(hri=None)

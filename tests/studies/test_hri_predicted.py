@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from hydra.utils import instantiate
 from omegaconf import OmegaConf
 from sklearn.metrics import roc_auc_score
 from tests.claims.judges.conftest import tiny_models
@@ -17,12 +18,10 @@ from runner.data.hri_claims import load_hri_claims
 from runner.errors import ConfigError
 from runner.evaluation.config import BootstrapConf
 from runner.hri.aggregation import AGGREGATIONS
-from runner.pipeline import build_inputs
+from runner.studies import RunContext
 from runner.studies import hri_predicted as hp
 
 from .test_hri_example import hri_dict
-
-STUDY = hp.HriPredicted()
 
 matplotlib.use("Agg")
 
@@ -85,7 +84,7 @@ def study_cfg(models, judges=("yellow", "green")):
             "seed": 13,
             "progress": False,
             "hri": hri_dict(),
-            "bootstrap": OmegaConf.structured(BootstrapConf(n_resamples=40, level=0.95, seed=13)),
+            "bootstrap": BootstrapConf(n_resamples=40, level=0.95, seed=13),
             "span_detector": {
                 "_target_": "runner.claims.span_detector.SpanDetector",
                 "threshold": 0.3,
@@ -113,11 +112,27 @@ def study_cfg(models, judges=("yellow", "green")):
     )
 
 
+def build(cfg, params=None) -> hp.HriPredicted:
+    """The study built with the parts `cfg` configures (its checks run on construction)."""
+    s1 = cfg.get("span_detector")
+    return hp.HriPredicted(
+        hri=cfg.hri,  # the `hri` group, validated by the study
+        bootstrap=OmegaConf.to_object(cfg.bootstrap),
+        span_detector=None if s1 is None else instantiate(s1, _convert_="all"),
+        judges={n: instantiate(node, _convert_="all") for n, node in cfg.judges.items()},
+        params=params or hp.Params(collection="gold"),
+    )
+
+
 def run(cfg, data, params):
-    """The study as the pipeline runs it: built inputs, `check`, then `run`."""
-    inputs = build_inputs(cfg, data)
-    STUDY.check(inputs, params)
-    return STUDY.run(inputs, params)
+    """The study as the pipeline runs it: built with its parts and params, then `run`."""
+    context = RunContext(experiment=cfg.experiment, seed=cfg.seed, progress=cfg.progress)
+    return build(cfg, params).run(data, context)
+
+
+def figures(models, cells):
+    """The study's figures: drawn from the cells alone, so any built study draws the same."""
+    return build(study_cfg(models)).figures(cells)
 
 
 @pytest.fixture(scope="module")
@@ -206,7 +221,7 @@ def test_same_seed_same_cells_and_a_figure_per_scope(outcome, setup):
     _, cells = outcome
     again = run(study_cfg(models), data, hp.Params(collection="gold", judge_responses=6))
     pd.testing.assert_frame_equal(cells, again.cells_frame())
-    figs = STUDY.figures(cells.copy())
+    figs = figures(models, cells.copy())
     assert list(figs) == ["hri_predicted_auroc", "hri_predicted_auroc_judged"]
     for fig in figs.values():
         matplotlib.pyplot.close(fig)
@@ -246,7 +261,7 @@ def test_s1_on_a_response_sample_gets_its_own_scope(setup):
     }
     s1_rows = set(cells.loc[cells["table"] == "hri_predicted_ranking_s1", "row"])
     assert len(s1_rows) == 2 and any("random weights" in r for r in s1_rows)
-    assert list(STUDY.figures(cells)) == [
+    assert list(figures(models, cells)) == [
         "hri_predicted_auroc",
         "hri_predicted_auroc_s1",
         "hri_predicted_auroc_judged",

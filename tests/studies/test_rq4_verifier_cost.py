@@ -14,12 +14,13 @@ import numpy as np
 import pandas as pd
 import pytest
 from hydra import compose, initialize_config_dir
-from omegaconf import OmegaConf
 
 from runner.config import register_configs
 from runner.data.ragtruth import load_ragtruth
 from runner.errors import ConfigError
-from runner.pipeline import build_inputs
+from runner.evaluation import BootstrapConf
+from runner.pipeline import check_config
+from runner.studies import RunContext
 from runner.studies import rq4_verifier_cost as rq4
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -133,12 +134,14 @@ def toy_overrides(models: dict[str, Path], weights: str = "pretrained") -> list[
     return out
 
 
-def params_of(cfg) -> rq4.Params:
-    return rq4.Params(**OmegaConf.to_container(cfg.study.params))
-
-
 def run_study(cfg, data):
-    return rq4.VerifierCost().run(build_inputs(cfg, data), params_of(cfg))
+    context = RunContext(
+        experiment=str(cfg.experiment),
+        seed=int(cfg.seed),
+        progress=bool(cfg.progress),
+        cache_dir=cfg.paths.cache_dir,
+    )
+    return check_config(cfg).run(data, context)
 
 
 def cells(result) -> pd.DataFrame:
@@ -220,12 +223,28 @@ def test_random_weights_report_cost_but_never_accuracy(tmp_path, toy_models, dat
     assert set(details["column"]) >= {"parameters (M)", "tokens/example", "truncated examples"}
 
 
-def test_unconfigured_rows_fail_before_any_work(tmp_path, data):
+def test_the_built_study_tags_the_composed_random_architectures(tmp_path):
+    # `instantiate` hands each verifier its `architecture` as an `ArchitectureConf` record
+    study = check_config(compose_cfg(tmp_path))
+    tags = rq4._tags(study.verifiers)
+    assert tags["weights"] == "random"
+    assert tags["verifier.deberta_nli_top3.model"] == "random:deberta_v3_small"
+    assert tags["verifier.hhem_full.model"] == "random:flan_t5_base_encoder"
+    assert tags["verifier.lettucedetect.model"] == "random:modernbert_base"
+
+
+def test_unconfigured_rows_fail_before_any_work(tmp_path):
     cfg = compose_cfg(tmp_path, "study.params.verifiers=[deberta_nli_top3,nli_large]")
     with pytest.raises(ConfigError, match="nli_large"):
-        rq4.VerifierCost().check(build_inputs(cfg), params_of(cfg))  # before data is read
-    with pytest.raises(ConfigError, match="nli_large"):
-        run_study(cfg, data)
+        check_config(cfg)  # the pre-flight check: before any data is read
+    with pytest.raises(ConfigError, match=r"study.params.gates='ragscope_e' is not a config"):
+        rq4.VerifierCost(  # building the study is the check
+            gates={"uncovered": None},
+            verifiers={},
+            split=None,
+            bootstrap=BootstrapConf(),
+            params=rq4.Params(gates=["uncovered", "ragscope_e"], verifiers=[]),
+        )
 
 
 def test_figure_5_is_drawn_from_cells_with_a_log_cost_axis():
@@ -240,7 +259,14 @@ def test_figure_5_is_drawn_from_cells_with_a_log_cost_axis():
         ],
         columns=["table", "row", "column", "value", "ci_low", "ci_high"],
     )
-    figs = rq4.VerifierCost().figures(frame)
+    study = rq4.VerifierCost(
+        gates={"uncovered": None},
+        verifiers={},
+        split=None,
+        bootstrap=BootstrapConf(),
+        params=rq4.Params(gates=["uncovered"], verifiers=[]),
+    )
+    figs = study.figures(frame)
     assert list(figs) == ["fig5_cost_quality"]
     ax = figs["fig5_cost_quality"].axes[0]
     assert ax.get_xscale() == "log"

@@ -124,4 +124,4 @@ def test_the_default_is_the_recipe_chosen_at_an_equal_cpu_budget(name, recipe, m
     GlobalHydra.instance().clear()
     assert (cfg.detector.recipe, cfg.detector.max_length) == (recipe, max_length)
     assert cfg.train.max_examples == rows and cfg.dataset.name == "ragtruth_train"
-    assert cfg.study.name == "train_detector"
+    assert cfg.study._target_ == "runner.studies.train_detector.TrainDetector"

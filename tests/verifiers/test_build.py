@@ -3,6 +3,7 @@
 import pytest
 from hydra.errors import ConfigCompositionException
 
+from runner.errors import ConfigError
 from runner.gates import ClaimGate
 from runner.verifiers import DebertaNLIVerifier, HHEMVerifier, LettuceDetectVerifier
 from runner.verifiers.build import CONF_DIR, build_verifier, compose_verifier
@@ -43,7 +44,7 @@ def test_config_composes_and_builds(name):
 
 
 def test_schema_rejects_bad_types_and_unknown_keys():
-    with pytest.raises(ConfigCompositionException):
+    with pytest.raises(ConfigError, match=r"verifier\.batch_size: Value 'abc'"):
         compose_verifier("deberta_nli", ["batch_size=abc"])
     with pytest.raises(ConfigCompositionException):
         compose_verifier("deberta_nli", ["batchsize=2"])

@@ -13,6 +13,7 @@ from sklearn.base import clone
 
 from runner.config import register_configs
 from runner.errors import ConfigError
+from runner.schema_checks import with_schemas
 from runner.settings import derive
 from runner.verifiers import DebertaNLIVerifier, HHEMVerifier, LettuceDetectVerifier, Verifier
 from runner.verifiers.base import inference, settings_class
@@ -138,8 +139,8 @@ def test_cli_overrides_reach_the_nested_keys():
         )
     assert cfg.span_detector.verifier.max_length == 128
     assert rq4.verifiers.deberta_nli_top3.batch_size == 4
-    with pytest.raises(ValidationError):
-        rq4.verifiers.deberta_nli_top3.top_k = "three"
+    with pytest.raises(ValidationError):  # once typed by its class, as the pre-flight does
+        with_schemas(rq4).verifiers.deberta_nli_top3.top_k = "three"
 
 
 def test_validation_names_the_key():

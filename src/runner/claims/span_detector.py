@@ -125,6 +125,12 @@ class SpanDetector:
         self.batch_size = batch_size
         self.passage_separator = passage_separator
 
+    def check_sources(self) -> None:
+        """The wrapped verifier finds its model files (the pipeline asks before any work)."""
+        check = getattr(self.verifier, "check_sources", None)
+        if check is not None:
+            check()
+
     def model_files(self) -> list[Path]:
         """The wrapped verifier's model files (none with random weights), for the manifest."""
         files = getattr(self.verifier, "model_files", None)

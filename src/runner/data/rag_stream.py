@@ -16,6 +16,7 @@ field first seen in a later batch fails, naming its line). Repeated ids across b
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -284,6 +285,11 @@ def open_stream(path: str, **settings: Any) -> Any:
     if target.is_dir() or target.suffix.lower() in STREAM_SUFFIXES:
         return RagStream(path, **settings)
     return load_rag_file(path, **settings)
+
+
+# Its settings, their types and their check are `load_rag_file`'s: its config schema is
+# derived from them (`runner.settings.derive` reads the signature through `__wrapped__`).
+functools.update_wrapper(open_stream, load_rag_file, assigned=("__annotations__",))
 
 
 def parquet_rows(file: str, start: int, stop: int) -> pa.Table:

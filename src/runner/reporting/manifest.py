@@ -22,8 +22,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
+from runner.config import recorded, study_name
 from runner.paths import PROJECT_ROOT
 from runner.results import StudyResult
 
@@ -166,7 +167,7 @@ def collect_seeds(cfg: DictConfig) -> dict[str, Any]:
             for i, value in enumerate(node):
                 walk(value, f"{prefix}[{i}]")
 
-    walk(OmegaConf.to_container(cfg, resolve=True), "")
+    walk(recorded(cfg), "")
     return found
 
 
@@ -195,7 +196,7 @@ def build_manifest(
         }
     return {
         "experiment": cfg.experiment,
-        "study": cfg.study.name,
+        "study": study_name(cfg),
         "created_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "run": run_info.as_dict() if run_info is not None else None,
         "git": run_info.git if run_info is not None and run_info.git is not None else git_state(),
@@ -210,5 +211,5 @@ def build_manifest(
         "model_link": dataclasses.asdict(result.model_link) if result.model_link else None,
         "tables": tables,
         "figures": figures,
-        "config": OmegaConf.to_container(cfg, resolve=True),
+        "config": recorded(cfg),
     }

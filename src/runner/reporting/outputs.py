@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
+from runner.config import recorded
 from runner.reporting.manifest import RunInfo, build_manifest
 from runner.reporting.run_folders import latest_run_dir
 from runner.reporting.tables import pivot_table, to_latex, to_markdown
@@ -121,7 +122,7 @@ def write_outputs(
     write_json(out_dir / "runtime.json", result.runtime)
     for name, obj in result.extra.items():
         write_json(out_dir / name, obj)
-    (out_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+    (out_dir / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(recorded(cfg))))
     manifest = build_manifest(
         cfg, result, data, tables=table_ids, figures=figure_ids, run_info=run_info, parts=parts
     )

@@ -41,7 +41,13 @@ def flatten(node: Any, prefix: str = "") -> dict[str, Any]:
 def settings(config: Mapping[str, Any]) -> dict[str, Any]:
     """The settings that shape a run's cells: every config key but outputs and logging."""
     kept = {k: v for k, v in config.items() if k not in NOT_SETTINGS}
-    return {k: v for k, v in flatten(kept).items() if k not in IGNORED_SETTINGS}
+    return {k: v for k, v in flatten(kept).items() if k not in IGNORED_SETTINGS and _shapes(k)}
+
+
+def _shapes(key: str) -> bool:
+    """Of the study's node only its parameters are settings: its class is the experiment's,
+    and its parts (``study.gates: ${gates}``) are counted at their own keys."""
+    return not key.startswith("study.") or key.startswith("study.params.")
 
 
 def reproduction_settings(experiment: str) -> dict[str, Any] | None:
@@ -52,9 +58,8 @@ def reproduction_settings(experiment: str) -> dict[str, Any] | None:
     """
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
-    from omegaconf import OmegaConf
 
-    from runner.config import register_configs
+    from runner.config import recorded, register_configs
     from runner.paths import PROJECT_ROOT
 
     conf = PROJECT_ROOT / "conf"
@@ -64,8 +69,7 @@ def reproduction_settings(experiment: str) -> dict[str, Any] | None:
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
         cfg = compose("config", overrides=[f"experiment={experiment}"])
-    kept = {k: cfg[k] for k in cfg if k not in NOT_SETTINGS}
-    return settings(OmegaConf.to_container(OmegaConf.create(kept), resolve=True))
+    return settings(recorded(cfg))  # as the manifest records a run's config
 
 
 def setting_differences(

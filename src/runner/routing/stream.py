@@ -32,7 +32,6 @@ import pandas as pd
 from runner.data import duplicate_reason
 from runner.errors import DataError
 from runner.routing import cascade
-from runner.routing.model import INPUT_FIELDS
 from runner.routing.work_folder import WorkFolder
 
 log = logging.getLogger(__name__)
@@ -101,6 +100,8 @@ def route_frame(
     n = len(frame)
     start = time.perf_counter()
     if n:
+        from runner.routing.model import INPUT_FIELDS  # MLflow's pyfunc: only when routing
+
         routed = model.pyfunc.predict(frame[list(INPUT_FIELDS)])
     else:
         routed = pd.DataFrame({"risk": np.zeros(0), "decision": np.zeros(0, dtype=object)})

@@ -1,21 +1,30 @@
 """One module per study, each one `Study` subclass: the paper's recipe over built inputs.
 
-The contract (`runner.studies.contract`): a study receives `Inputs` (loaded data, the
-parts the pipeline built from the config and, for `route` and `audit`, the registered
-model the pipeline loaded for it) and typed `Params`, and returns a `StudyResult`; it
-never reads files, talks to MLflow or sees Hydra. What a run leaves in MLflow beyond its
-own run (a model to register, the model version it used) is a typed field of the result
-that `runner.tracking.publish` handles. `figures(cells)` draws from the long-format cells
-alone, so `make tables` can redraw them without recomputing.
+The contract (`runner.studies.contract`): a study is a dataclass whose fields are the
+parts it takes and its typed `Params`; the experiment's YAML configures it and Hydra's
+`instantiate` builds it. `run(data, run)` gets the loaded data and the `RunContext` and
+returns a `StudyResult`; a study never reads a config or sees Hydra. What a run leaves in
+MLflow beyond its own run (a model to register, the model version it used) is a typed
+field of the result that `runner.tracking.publish` handles. `figures(cells)` draws from
+the long-format cells alone, so `make tables` can redraw them without recomputing.
 """
 
 from __future__ import annotations
 
-from runner.studies.contract import Inputs, Study, available_studies, load_study
+from runner.studies.contract import (
+    RunContext,
+    Study,
+    available_studies,
+    check_named,
+    configured,
+    load_study,
+)
 
 __all__ = [
-    "Inputs",
+    "RunContext",
     "Study",
     "available_studies",
+    "check_named",
+    "configured",
     "load_study",
 ]

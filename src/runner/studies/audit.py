@@ -2,20 +2,20 @@
 
 The target is ``routing.max_accepted_risk`` when set, else the model's own
 ``accepted_risk_target`` (the risk-controlled target, or the upper end of the out-of-fold
-accepted-risk interval it promised). The pipeline loads the model version the decisions
-were routed by (`registered_model`); the run is linked to it (`ModelLink`: the run is
+accepted-risk interval it promised). The study loads the model version the decisions
+were routed by from the run's store; the run is linked to it (`ModelLink`: the run is
 tagged with the version, the version's ``last_audit_run`` tag names the run).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from runner.errors import DataError
 from runner.results import ModelLink, StudyResult
-from runner.routing import estimate
-from runner.studies.contract import Inputs, Study
+from runner.routing import RoutingConf, estimate, load_routed_model
+from runner.studies.contract import RunContext, Study
 
 TITLES = {"audit": "Audit of accepted rows: accepted risk, exact 95 % CI, target"}
 
@@ -27,19 +27,19 @@ class Params:
     level: float = 0.95
 
 
-class Audit(Study, name="audit", params=Params, titles=TITLES):
+@dataclass
+class Audit(Study, name="audit", titles=TITLES):
     """Judge the accepted risk of audited accepted rows against the contract's target."""
 
-    def registered_model(self, inputs: Inputs, params: Params) -> str | None:
-        """``routing.model_uri``, else the model version that routed the decisions."""
-        name, version = _routed_by(inputs.data)
-        return inputs.routing.model_uri or f"models:/{name}/{version}"
+    routing: RoutingConf
+    params: Params = field(default_factory=Params)
 
-    def run(self, inputs: Inputs, params: Params) -> StudyResult:
+    def run(self, data: Any, run: RunContext) -> StudyResult:
         """Estimate the accepted risk and judge it against the contract's target."""
-        routing, data = inputs.routing, inputs.data
+        routing, params = self.routing, self.params
         name, version = _routed_by(data)
-        model = inputs.model  # loaded by the pipeline (registered_model)
+        uri = routing.model_uri or f"models:/{name}/{version}"
+        model = load_routed_model(run.tracking_uri, uri)
         if model.version != version or model.name != name:
             raise DataError(
                 f"routing.model_uri={routing.model_uri!r} is {model.name}/{model.version} but the "

@@ -2,8 +2,8 @@
 
 Every configured verifier judges exactly the same claims against the same passages:
 
-- S1 span detector (``inputs.span_detector``, `runner.claims.span_detector.SpanDetector`);
-- S2 one run per configured LLM judge (``inputs.judges``, `runner.claims.judges`);
+- S1 span detector (``span_detector``, `runner.claims.span_detector.SpanDetector`);
+- S2 one run per configured LLM judge (``judges``, `runner.claims.judges`);
 - S3 AND, S4 vote, S5 cascade of S1 and each judge (`runner.claims.ensembles`);
 - cross-family combinations: each judge alone, and union / k-of-n / all-agree over every
   subset of two or more judges, each with and without S1.
@@ -51,8 +51,9 @@ from runner.claims import (
 )
 from runner.data import is_flagged
 from runner.errors import ConfigError
+from runner.evaluation import BootstrapConf
 from runner.results import StudyResult
-from runner.studies.contract import Inputs, Study
+from runner.studies.contract import RunContext, Study
 
 # OmegaConf reads the Params annotations at runtime and does not understand `X | None`.
 # ruff: noqa: UP045
@@ -128,24 +129,28 @@ class Params:
             )
 
 
-class ClaimsVerification(
-    Study, name="claims_verification", params=Params, titles=TITLES, paper="claims"
-):
+@dataclass
+class ClaimsVerification(Study, name="claims_verification", titles=TITLES, paper="claims"):
     """Seed 004: S1, every judge and every combination on the same claims."""
 
-    def check(self, inputs: Inputs, params: Params) -> None:
+    bootstrap: BootstrapConf  # S1's claim-bootstrap intervals
+    span_detector: Any = None
+    judges: dict[str, Any] = field(default_factory=dict)
+    params: Params = field(default_factory=Params)
+
+    def __post_init__(self) -> None:
         """At least one verifier, and no judge named like the span detector."""
-        s1, judges = inputs.span_detector, inputs.judges
+        s1, judges = self.span_detector, self.judges
         if s1 is None and not judges:
             raise ConfigError("claims_verification needs span_detector and/or judges configured")
         if s1 is not None and s1.name in judges:
             raise ConfigError(f"judge name {s1.name!r} clashes with the span detector's name")
 
-    def run(self, inputs: Inputs, params: Params) -> StudyResult:
-        """Run S1, every judge and every combination on the claims of ``inputs.data``."""
-        data, seed = inputs.data, inputs.seed
-        if inputs.span_detector is not None:  # before any judge or S1 call
-            inputs.span_detector.check_disjoint(
+    def run(self, data: Any, run: RunContext) -> StudyResult:
+        """Run S1, every judge and every combination on the claims of `data`."""
+        seed, params = run.seed, self.params
+        if self.span_detector is not None:  # before any judge or S1 call
+            self.span_detector.check_disjoint(
                 "claims_verification", getattr(data, "name", ""), getattr(data, "info", None)
             )
         units = unit_frame(data.frame)
@@ -172,27 +177,27 @@ class ClaimsVerification(
 
         # The judges run before S1, so a long run stores judge answers in the cache from
         # its first minutes on.
-        cache, runtime["answer_cache"] = answer_cache(params.answer_cache, inputs.cache_dir)
-        judge_runs = run_judges(inputs.judges, cu, inputs.progress, cache)
+        cache, runtime["answer_cache"] = answer_cache(params.answer_cache, run.cache_dir)
+        judge_runs = run_judges(self.judges, cu, run.progress, cache)
         for name, jr in judge_runs.items():
             scores[f"{name}__label"] = jr.labels
             scores[f"{name}__abstained"] = jr.abstained
             scores[f"{name}__calls"] = jr.calls
-            runtime.setdefault("judges", {})[name] = jr.runtime(inputs.judges[name])
+            runtime.setdefault("judges", {})[name] = jr.runtime(self.judges[name])
         labels = {j: jr.labels for j, jr in judge_runs.items()}
         abstained = {j: jr.abstained for j, jr in judge_runs.items()}
         result = StudyResult(titles={})
         s1 = None
-        if inputs.span_detector is not None:
-            s1_cache, runtime["span_cache"] = span_cache(params.span_cache, inputs.cache_dir)
-            s1 = run_span_detector(inputs.span_detector, cu, inputs.progress, s1_cache)
+        if self.span_detector is not None:
+            s1_cache, runtime["span_cache"] = span_cache(params.span_cache, run.cache_dir)
+            s1 = run_span_detector(self.span_detector, cu, run.progress, s1_cache)
             labels[s1.name] = s1.labels
             abstained[s1.name] = np.zeros(len(claims), dtype=bool)
             scores["s1_max_prob"] = s1.max_prob
             scores["s1_share"] = s1.shares[s1.threshold]
             scores["s1_label"] = s1.labels
             runtime["span_detector"] = s1.runtime
-            result.tags["s1_weights"] = inputs.span_detector.weights_tag()
+            result.tags["s1_weights"] = self.span_detector.weights_tag()
         judges = list(judge_runs)
         systems = tables.system_rows(s1, judge_runs)
         for row, lab, _ in systems:
@@ -205,7 +210,7 @@ class ClaimsVerification(
             tables.data_table(result, ctx, meta)
             tables.systems_table(result, ctx, systems)
             if s1 is not None:
-                tables.s1_tables(result, ctx, s1, inputs.bootstrap)
+                tables.s1_tables(result, ctx, s1, self.bootstrap)
             if judges:
                 tables.venn_tables(result, ctx, judges)
                 tables.abstention_table(result, ctx, judge_runs, cu.unit_claim)
@@ -229,7 +234,7 @@ class ClaimsVerification(
             "sampling": note or "none (every claim judged)",
             "limit_strategy": params.limit_strategy,
             "seed": seed,
-            "span_detector": inputs.span_detector.describe() if s1 is not None else None,
+            "span_detector": self.span_detector.describe() if s1 is not None else None,
             "judges": {j: jr.describe for j, jr in judge_runs.items()},
             "meta_claims": [c for c, m in zip(claim_ids, meta, strict=True) if m],
             "combinations": [c.name for c in combos],

@@ -31,11 +31,11 @@ from sklearn.base import clone
 
 from runner.data import load_ragtruth
 from runner.errors import ConfigError, DataError
-from runner.evaluation import gate_runtime, scopes, score_gates
+from runner.evaluation import BootstrapConf, gate_runtime, scopes, score_gates
 from runner.features import with_lexical_features
 from runner.frames import check_labels
 from runner.results import StudyResult
-from runner.studies.contract import Inputs, Study
+from runner.studies.contract import RunContext, Study, check_named
 from runner.verifiers import gold_spans, span_overlap_counts, time_scoring, timing_sample
 
 log = logging.getLogger(__name__)
@@ -101,46 +101,54 @@ def _token_scores(verifier: Any, frame: pd.DataFrame, chunk: int, progress: bool
     return out
 
 
-class DetectorEval(Study, name="detector_eval", params=Params, titles=TITLES):
+@dataclass
+class DetectorEval(Study, name="detector_eval", titles=TITLES):
     """A trained token detector against gates, on data it never saw."""
 
-    def check(self, inputs: Inputs, params: Params) -> None:
-        """The named verifier and gates are configured."""
-        inputs.require_parts("verifiers", [params.verifier], "study.params.verifier")
-        inputs.require_parts("gates", params.baselines, "study.params.baselines")
-        if params.stacked:
-            inputs.require_parts("gates", [params.stacked], "study.params.stacked")
+    verifiers: dict[str, Any]
+    gates: dict[str, Any]
+    split: Any
+    bootstrap: BootstrapConf
+    params: Params = field(default_factory=Params)
 
-    def run(self, inputs: Inputs, params: Params) -> StudyResult:
+    def __post_init__(self) -> None:
+        """The named verifier and gates are configured."""
+        params = self.params
+        check_named(self.verifiers, [params.verifier], "study.params.verifier", "verifiers")
+        check_named(self.gates, params.baselines, "study.params.baselines", "gates")
+        if params.stacked:
+            check_named(self.gates, [params.stacked], "study.params.stacked", "gates")
+
+    def run(self, data: Any, run: RunContext) -> StudyResult:
         """Score, fit the baselines on the training split, bootstrap, time."""
-        data, boot = inputs.require("data"), inputs.require("bootstrap")
+        params, boot = self.params, self.bootstrap
         test = data.frame.reset_index(drop=True)
         check_labels(
             test["label"], name=f"data set {data.name}", need_all="AUROC/AP", error=DataError
         )
-        name, verifier = params.verifier, inputs.verifiers[params.verifier]
+        name, verifier = params.verifier, self.verifiers[params.verifier]
         verifier.load()
-        token_scores = _token_scores(verifier, test, params.score_chunk, inputs.progress)
+        token_scores = _token_scores(verifier, test, params.score_chunk, run.progress)
         scores = test[["example_id", "group_id", "task", "label"]].copy()
         scores[name] = [s.max_prob() for s in token_scores]
         card = getattr(verifier, "_card", None) or {}
         result = StudyResult(titles=dict(TITLES))
         runtime: dict[str, Any] = {"input_rule": verifier.rule().to_dict(), "card": card}
-        sample = timing_sample(test, params.timing_sample, inputs.seed)
+        sample = timing_sample(test, params.timing_sample, run.seed)
         runtime[name], _ = time_scoring(verifier, sample, repeats=params.timing_repeats)
         rows = [name]
         if params.int8:
             quant = verifier.with_settings(quantize="int8_dynamic")
             q_name = f"{name} [int8]"
-            q_scores = _token_scores(quant, test, params.score_chunk, inputs.progress)
+            q_scores = _token_scores(quant, test, params.score_chunk, run.progress)
             scores[q_name] = [s.max_prob() for s in q_scores]
             runtime[q_name], _ = time_scoring(quant, sample, repeats=params.timing_repeats)
             rows.append(q_name)
-        features = with_lexical_features(test, inputs.cache_dir)
-        fitted = self._baselines(inputs, params, features, scores)
+        features = with_lexical_features(test, run.cache_dir)
+        fitted = self._baselines(run, features, scores)
         rows += list(fitted)
         if params.stacked:
-            rows += self._stacked(inputs, params, features, scores)
+            rows += self._stacked(run, features, scores)
         stats = scopes.bootstrap_scopes(scores, rows, boot)
         scopes.add_scope_table(result, "detector_test", stats, rows)
         pairs = [(name, b) for b in fitted]
@@ -156,8 +164,8 @@ class DetectorEval(Study, name="detector_eval", params=Params, titles=TITLES):
                     result.add("detector_deltas", scope, column, est.point, ci=(est.low, est.high))
         self._flags(result, params, test, scores[name].to_numpy(), token_scores, card, verifier)
         gate_cost = gate_runtime(
-            {b: inputs.gates[b] for b in params.baselines}, features,
-            inputs.require("split"), params.gate_timing_rows, params.timing_repeats,
+            {b: self.gates[b] for b in params.baselines}, features,
+            self.split, params.gate_timing_rows, params.timing_repeats,
         )  # fmt: skip
         runtime["gates"] = gate_cost
         for row in rows:
@@ -172,16 +180,17 @@ class DetectorEval(Study, name="detector_eval", params=Params, titles=TITLES):
         result.tags = {"detector": str(verifier.model), "input_rule": verifier.rule().rule}
         return result
 
-    def _baselines(self, inputs, params, features, scores) -> dict[str, str]:
+    def _baselines(self, run, features, scores) -> dict[str, str]:
         """Fit each baseline gate on the training split, score the test rows."""
+        params = self.params
         train = load_ragtruth(split=params.fit_split, limit=params.fit_limit).frame
         overlap = set(train["group_id"]) & set(features["group_id"])
         if overlap:
             raise ConfigError(f"{params.fit_split} and the test data share {len(overlap)} contexts")
-        train = with_lexical_features(train, inputs.cache_dir)
+        train = with_lexical_features(train, run.cache_dir)
         out = {}
         for gate_name in params.baselines:
-            gate = inputs.gates[gate_name]
+            gate = self.gates[gate_name]
             if getattr(gate, "needs_fit", False):
                 gate = clone(gate).fit(train, train["label"].to_numpy())
             row = f"{gate_name} (fit on {params.fit_split})"
@@ -189,18 +198,19 @@ class DetectorEval(Study, name="detector_eval", params=Params, titles=TITLES):
             out[row] = gate_name
         return out
 
-    def _stacked(self, inputs, params, features, scores) -> list[str]:
+    def _stacked(self, run, features, scores) -> list[str]:
         """Base gate features + detector risk, and the base gate alone, both out of fold."""
+        params = self.params
         frame = features.copy()
         frame["detector_risk"] = scores[params.verifier].to_numpy()
-        base = inputs.gates[params.stacked]
+        base = self.gates[params.stacked]
         stacked_name = f"stacked {params.stacked} + {params.verifier}"
         base_name = f"{params.stacked} (out of fold)"
         gates = {
             stacked_name: clone(base).set_params(extra_features=["detector_risk"]),
             base_name: clone(base),
         }
-        oof = score_gates(gates, frame, inputs.require("split"), progress=inputs.progress)
+        oof = score_gates(gates, frame, self.split, progress=run.progress)
         for column in gates:
             scores[column] = oof[column].to_numpy()
         return list(gates)

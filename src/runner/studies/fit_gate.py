@@ -12,24 +12,19 @@ tracking layer logs it into this run, registers it and sets the alias
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from sklearn.base import clone
 
+from runner.config import TrackingConf
 from runner.errors import ConfigError
-from runner.evaluation import score_gates
+from runner.evaluation import BootstrapConf, score_gates
 from runner.features import with_lexical_features
 from runner.results import ModelSpec, StudyResult
-from runner.routing import (
-    INPUT_FIELDS,
-    RoutingModel,
-    Thresholds,
-    contract_thresholds,
-    report,
-    signature,
-)
-from runner.studies.contract import Inputs, Study
+from runner.routing import RoutingConf, Thresholds, contract_thresholds, report
+from runner.studies.contract import RunContext, Study, check_named
 
 log = logging.getLogger(__name__)
 
@@ -55,27 +50,37 @@ def _realised(y: np.ndarray, risk: np.ndarray, thresholds: Thresholds) -> dict:
     }
 
 
-class FitGate(Study, name="fit_gate", params=Params, titles=TITLES):
+@dataclass
+class FitGate(Study, name="fit_gate", titles=TITLES):
     """Fit the routing gate, set its thresholds out of fold, hand it over to register."""
 
-    def check(self, inputs: Inputs, params: Params) -> None:
+    gates: dict[str, Any]
+    split: Any
+    bootstrap: BootstrapConf
+    routing: RoutingConf
+    tracking: TrackingConf  # only whether it is on: the run's store is `RunContext.tracking`
+    params: Params = field(default_factory=Params)
+
+    def __post_init__(self) -> None:
         """The contract's settings, the gate and tracking, before any data is read."""
-        routing = inputs.routing
-        inputs.require_parts("gates", [routing.gate], "routing.gate")
-        if inputs.tracking is None or not inputs.tracking.enabled:
+        check_named(self.gates, [self.routing.gate], "routing.gate", "gates")
+        if self.tracking is None or not self.tracking.enabled:
             raise ConfigError(
                 "fit_gate registers the model in MLflow: it cannot run with tracking=off"
             )
 
-    def run(self, inputs: Inputs, params: Params) -> StudyResult:
+    def run(self, data: Any, run: RunContext) -> StudyResult:
         """OOF scores -> thresholds -> fit on all rows -> a `ModelSpec` to register."""
-        routing = inputs.routing
-        data = report.require_labels(inputs.data, "fit_gate")
+        # the routing model is an MLflow pyfunc: imported when a fit_gate runs, not whenever
+        # the configs are registered (which imports every experiment's study class)
+        from runner.routing import INPUT_FIELDS, RoutingModel, signature
+
+        routing, params = self.routing, self.params
+        data = report.require_labels(data, "fit_gate")
         name = routing.gate
-        gate = inputs.require("gates")[name]
-        frame = with_lexical_features(data.frame, inputs.cache_dir).reset_index(drop=True)
-        split = inputs.require("split")
-        scores = score_gates({name: gate}, frame, split, progress=inputs.progress)
+        gate = self.gates[name]
+        frame = with_lexical_features(data.frame, run.cache_dir).reset_index(drop=True)
+        scores = score_gates({name: gate}, frame, self.split, progress=run.progress)
         y, risk = scores["label"].to_numpy(), scores[name].to_numpy(float)
         thresholds, rc = contract_thresholds(
             y,
@@ -101,7 +106,7 @@ class FitGate(Study, name="fit_gate", params=Params, titles=TITLES):
             result,
             scores,
             [name],
-            inputs.require("bootstrap"),
+            self.bootstrap,
             [routing.review_budget],
             [b for b in {routing.accept_budget, round(accept_budget, 6)} if b > 0],
         )
@@ -137,7 +142,7 @@ class FitGate(Study, name="fit_gate", params=Params, titles=TITLES):
                 "positives": int(y.sum()),
             },
             "training_sources": sources,
-            "runner_commit": inputs.commit or "unknown",
+            "runner_commit": run.commit or "unknown",
         }
         if rc is not None and not np.isfinite(rc.threshold):
             metadata["risk_control"]["threshold"] = "-inf"

@@ -49,18 +49,21 @@ import pandas as pd
 
 from runner.data import Response, responses_from_frame
 from runner.errors import ConfigError, DataError
+from runner.evaluation import BootstrapConf
 from runner.hri import (
     AGGREGATIONS,
+    HRIConfig,
     HRIResult,
     calibrate_collection,
     calibration_tables,
     collection_agreement,
-    require_hri_config,
+    load_hri_config,
     score_response,
 )
+from runner.hri.config import HRIConf
 from runner.reporting import roc_pr_figures
 from runner.results import StudyResult
-from runner.studies.contract import Inputs, Study
+from runner.studies.contract import RunContext, Study
 
 SANITY = "SANITY CHECK, not a measurement"
 TITLES = {
@@ -134,27 +137,37 @@ def check_params(p: Params) -> calibration_tables.Targets:
     return targets
 
 
-class HriCalibration(Study, name="hri_calibration", params=Params, titles=TITLES):
+@dataclass
+class HriCalibration(Study, name="hri_calibration", titles=TITLES):
     """Calibrate the HRI against labelled outcomes; compare aggregations per collection."""
 
-    def check(self, inputs: Inputs, params: Params) -> None:
-        """Aggregations, costs and cut-off targets, the `hri` group and bootstrap settings."""
-        check_params(params)
-        require_hri_config(inputs.hri)
-        inputs.require("bootstrap")
+    hri: HRIConf
+    bootstrap: BootstrapConf
+    params: Params = field(default_factory=Params)
+    config: HRIConfig = field(init=False, repr=False)
 
-    def run(self, inputs: Inputs, params: Params) -> StudyResult:
+    def __post_init__(self) -> None:
+        """Aggregations, costs and cut-off targets, the `hri` group and bootstrap settings."""
+        check_params(self.params)
+        self.config = load_hri_config(self.hri)
+        if self.bootstrap is None:
+            raise ConfigError(
+                "hri_calibration needs bootstrap settings: add `bootstrap: default` (or "
+                "`bootstrap=<option>`) to the experiment"
+            )
+
+    def run(self, data: Any, run: RunContext) -> StudyResult:
         """Score every labelled response and measure how well each aggregation ranks them.
 
-        ``inputs.data``: claim-level frame whose responses all have an outcome
-        (``response_label``); ``inputs.hri``, ``inputs.bootstrap`` as configured.
+        `data`: claim-level frame whose responses all have an outcome (``response_label``);
+        ``self.config`` (the validated `hri` group), ``self.bootstrap`` as configured.
         """
+        params = self.params
         targets = check_params(params)
-        data = inputs.data
         if data is None:
             raise ConfigError("hri_calibration needs a dataset: set `override /dataset: factbench`")
-        config = require_hri_config(inputs.hri)
-        boot = inputs.require("bootstrap")
+        config = self.config
+        boot = self.bootstrap
         responses = responses_from_frame(data.frame)
         for r in responses:
             if r.outcome is None:

@@ -22,15 +22,17 @@ Every response of the claims file is scored (``result.scores``) and explained
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
 from runner.data import Response, responses_from_frame
 from runner.errors import ConfigError
-from runner.hri import AGGREGATIONS, HRIConfig, HRIResult, require_hri_config, score_response
+from runner.hri import AGGREGATIONS, HRIConfig, HRIResult, load_hri_config, score_response
+from runner.hri.config import HRIConf
 from runner.results import StudyResult
-from runner.studies.contract import Inputs, Study
+from runner.studies.contract import RunContext, Study
 
 PAPER = "hri"
 TITLES = {
@@ -57,23 +59,28 @@ class Params:
     explanation_top: int = 5
 
 
-class HriExample(Study, name="hri_example", params=Params, titles=TITLES, paper=PAPER):
+@dataclass
+class HriExample(Study, name="hri_example", titles=TITLES, paper=PAPER):
     """The seed's worked example of the HRI (seed 001, Table V), from the claims file."""
 
-    def check(self, inputs: Inputs, params: Params) -> None:
-        """The `hri` group is configured (its constants were validated when it was built)."""
-        require_hri_config(inputs.hri)
+    hri: HRIConf
+    params: Params = field(default_factory=Params)
+    config: HRIConfig = field(init=False, repr=False)
 
-    def run(self, inputs: Inputs, params: Params) -> StudyResult:
+    def __post_init__(self) -> None:
+        """The `hri` group is configured and its constants are valid (validated here)."""
+        self.config = load_hri_config(self.hri)
+
+    def run(self, data: Any, run: RunContext) -> StudyResult:
         """Score every response of the claims file and tabulate the selected one.
 
-        ``inputs.data`` is the claim-level frame of `runner.data.hri_claims.load_hri_claims`;
-        ``inputs.hri`` the validated constants.
+        `data` is the claim-level frame of `runner.data.hri_claims.load_hri_claims`;
+        ``self.config`` the validated constants.
         """
-        data = inputs.data
+        params = self.params
         if data is None:
             raise ConfigError("hri_example needs a dataset: set `override /dataset: hri_claims`")
-        config = require_hri_config(inputs.hri)
+        config = self.config
         responses = responses_from_frame(data.frame)
         chosen = _choose(responses, params.response_id)
         scored = {r.response_id: score_response(r, config) for r in responses}

@@ -43,9 +43,18 @@ import pandas as pd
 
 from runner.claims import answer_cache, judge_units, span_cache, system_labels
 from runner.errors import ConfigError
-from runner.hri import AGGREGATIONS, calibration_tables, predicted_labels, predicted_tables
+from runner.evaluation import BootstrapConf
+from runner.hri import (
+    AGGREGATIONS,
+    HRIConfig,
+    calibration_tables,
+    load_hri_config,
+    predicted_labels,
+    predicted_tables,
+)
+from runner.hri.config import HRIConf
 from runner.results import StudyResult
-from runner.studies.contract import Inputs, Study
+from runner.studies.contract import RunContext, Study
 
 # OmegaConf reads the Params annotations at runtime and does not understand `X | None`.
 # ruff: noqa: UP045
@@ -106,31 +115,46 @@ class Params:
     keep_outputs: bool = True
 
 
-class HriPredicted(Study, name="hri_predicted", params=Params, titles=TITLES, paper="claims"):
+@dataclass
+class HriPredicted(Study, name="hri_predicted", titles=TITLES, paper="claims"):
     """Seeds 001 + 004: the HRI from predicted claim labels against human response outcomes."""
 
-    def check(self, inputs: Inputs, params: Params) -> None:
+    hri: HRIConf
+    bootstrap: BootstrapConf
+    span_detector: Any = None
+    judges: dict[str, Any] = field(default_factory=dict)
+    params: Params = field(default_factory=Params)
+    config: HRIConfig = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
         """Aggregations, a verifier, no name clash and the verdict mapping, before any data."""
+        params = self.params
         calibration_tables.check_aggregations(params.aggregations, params.baseline)
-        s1, judges = inputs.span_detector, inputs.judges
+        s1, judges = self.span_detector, self.judges
         if s1 is None and not judges:
             raise ConfigError("hri_predicted needs span_detector and/or judges configured")
         if s1 is not None and s1.name in judges:
             raise ConfigError(f"judge name {s1.name!r} clashes with the span detector's name")
-        predicted_labels.verdict_labels(params.verdict_labels, inputs.require("hri"))
+        self.config = load_hri_config(self.hri)
+        predicted_labels.verdict_labels(params.verdict_labels, self.config)
+        if self.bootstrap is None:
+            raise ConfigError(
+                "hri_predicted needs bootstrap settings: add `bootstrap: default` (or "
+                "`bootstrap=<option>`) to the experiment"
+            )
 
-    def run(self, inputs: Inputs, params: Params) -> StudyResult:
+    def run(self, data: Any, run: RunContext) -> StudyResult:
         """Label every claim with each system, score the HRI, rank against human outcomes."""
-        data, seed, progress = inputs.data, inputs.seed, inputs.progress
+        seed, progress, params = run.seed, run.progress, self.params
         if data is None:
             raise ConfigError("hri_predicted needs a dataset: set `override /dataset: factbench`")
-        if inputs.span_detector is not None:  # before any verifier call
-            inputs.span_detector.check_disjoint("hri_predicted", data.name, data.info)
-        config = inputs.require("hri")
+        if self.span_detector is not None:  # before any verifier call
+            self.span_detector.check_disjoint("hri_predicted", data.name, data.info)
+        config = self.config
         mapping = predicted_labels.verdict_labels(params.verdict_labels, config)
-        boot = inputs.require("bootstrap")
+        boot = self.bootstrap
         responses, references = predicted_tables.collection_responses(data, params.collection)
-        det, judges = inputs.span_detector, inputs.judges
+        det, judges = self.span_detector, self.judges
         plan = predicted_labels.plan_responses(
             responses, params.s1_responses, params.judge_responses, seed, det is not None
         )
@@ -147,7 +171,7 @@ class HriPredicted(Study, name="hri_predicted", params=Params, titles=TITLES, pa
 
         s1 = None
         if det is not None:
-            s1_cache, _ = span_cache(True, inputs.cache_dir)  # shared with the claim study
+            s1_cache, _ = span_cache(True, run.cache_dir)  # shared with the claim study
             out = det.score(
                 [questions[i] for i in s1_pos],
                 [claims[i].text for i in s1_pos],
@@ -167,7 +191,7 @@ class HriPredicted(Study, name="hri_predicted", params=Params, titles=TITLES, pa
         # shared with it (and with earlier runs of this study); memory only without a cache dir.
         # The judges take turns claim by claim (`judge_units`), so setups of one model share
         # each first answer and a repair starts from the model's kept keys/values.
-        cache, _ = answer_cache(True, inputs.cache_dir)
+        cache, _ = answer_cache(True, run.cache_dir)
         units = pd.DataFrame(
             {
                 "question": [questions[i] for i in judged],

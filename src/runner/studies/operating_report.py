@@ -15,11 +15,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from runner.errors import ConfigError
 from runner.evaluation import (
+    BootstrapConf,
     accepted_risk_grid,
     gate_runtime,
     review_precision_grid,
@@ -28,8 +30,8 @@ from runner.evaluation import (
 )
 from runner.features import with_lexical_features
 from runner.results import StudyResult
-from runner.routing import cascade, cascade_report, report
-from runner.studies.contract import Inputs, Study
+from runner.routing import RoutingConf, cascade, cascade_report, report
+from runner.studies.contract import RunContext, Study, check_named, configured
 
 TITLES = {
     **report.TITLES,
@@ -54,27 +56,35 @@ class Params:
     timing_repeats: int = 3
 
 
-class OperatingReport(Study, name="operating_report", params=Params, titles=TITLES):
+@dataclass
+class OperatingReport(Study, name="operating_report", titles=TITLES):
     """Operating points of every configured gate on a team's own labelled file."""
 
-    def check(self, inputs: Inputs, params: Params) -> None:
+    gates: dict[str, Any]
+    split: Any
+    bootstrap: BootstrapConf
+    routing: RoutingConf
+    verifiers: dict[str, Any] = field(default_factory=dict)  # the cascade's (routing.verifier)
+    params: Params = field(default_factory=Params)
+
+    def __post_init__(self) -> None:
         """Budgets are fractions; at least one gate is configured."""
         for key in ("review_budgets", "accept_budgets"):
-            for value in getattr(params, key):
+            for value in getattr(self.params, key):
                 if not 0.0 < value <= 1.0:
                     raise ConfigError(f"study.params.{key}: {value} is not a fraction in (0, 1]")
-        if not inputs.gates:
-            raise ConfigError("operating_report needs at least one gate (gates.<name>)")
-        _check_cascade(inputs)
+        configured(self.gates, "gates")
+        _check_cascade(self.routing, self.verifiers, self.gates)
 
-    def run(self, inputs: Inputs, params: Params) -> StudyResult:
+    def run(self, data: Any, run: RunContext) -> StudyResult:
         """Score every gate out of fold and report the operating points with intervals."""
-        data = report.require_labels(inputs.data, "operating_report")
-        gates, boot = inputs.require("gates"), inputs.require("bootstrap")
-        frame = with_lexical_features(data.frame, inputs.cache_dir).reset_index(drop=True)
-        splitter = inputs.require("split")
-        scores = score_gates(gates, frame, splitter, progress=inputs.progress)
-        cascade_run = _run_cascade(inputs, scores, frame)
+        params = self.params
+        data = report.require_labels(data, "operating_report")
+        gates, boot = self.gates, self.bootstrap
+        frame = with_lexical_features(data.frame, run.cache_dir).reset_index(drop=True)
+        splitter = self.split
+        scores = score_gates(gates, frame, splitter, progress=run.progress)
+        cascade_run = _run_cascade(self.routing, self.verifiers, scores, frame)
         names = list(gates)
         if cascade_run is not None:
             scores[cascade_run.verifier] = cascade_run.verifier_alone
@@ -103,8 +113,8 @@ class OperatingReport(Study, name="operating_report", params=Params, titles=TITL
                 params.accept_budgets[0],
                 params.target_ks,
                 params.target_seeds,
-                inputs.seed,
-                inputs.progress,
+                run.seed,
+                run.progress,
             )
         if params.time_gates:
             result.runtime["gates"] = gate_runtime(
@@ -151,35 +161,33 @@ class OperatingReport(Study, name="operating_report", params=Params, titles=TITL
         return documents(result, out_dir)
 
 
-def _check_cascade(inputs: Inputs) -> None:
+def _check_cascade(routing: RoutingConf, verifiers: dict[str, Any], gates: dict[str, Any]) -> None:
     """A named verifier is configured, has a threshold and no gate's name; none is unused."""
-    routing = inputs.routing
     if not routing.verifier:
-        if inputs.verifiers:
+        if verifiers:
             raise ConfigError(
-                f"operating_report: verifiers {sorted(inputs.verifiers)} are configured but "
+                f"operating_report: verifiers {sorted(verifiers)} are configured but "
                 "routing.verifier is unset; name the one the cascade uses "
                 "(routing.verifier=<name>) or remove them"
             )
         return
-    inputs.require_parts("verifiers", [routing.verifier], "routing.verifier")
-    verifier = inputs.verifiers[routing.verifier]
+    check_named(verifiers, [routing.verifier], "routing.verifier", "verifiers")
+    verifier = verifiers[routing.verifier]
     cascade.verifier_threshold(verifier, routing.verifier_threshold, routing.verifier)
-    inputs.require_parts("gates", [routing.gate], "routing.gate")
-    if routing.verifier in inputs.gates:
+    check_named(gates, [routing.gate], "routing.gate", "gates")
+    if routing.verifier in gates:
         raise ConfigError(
             f"routing.verifier={routing.verifier!r} is also a gate's name; rename the verifier"
         )
 
 
 def _run_cascade(
-    inputs: Inputs, scores: pd.DataFrame, frame: pd.DataFrame
+    routing: RoutingConf, verifiers: dict[str, Any], scores: pd.DataFrame, frame: pd.DataFrame
 ) -> cascade_report.CascadeRun | None:
     """The cascade of ``routing.gate`` and ``routing.verifier`` (None when no verifier)."""
-    routing = inputs.routing
     if not routing.verifier:
         return None
-    verifier = inputs.verifiers[routing.verifier]
+    verifier = verifiers[routing.verifier]
     return cascade_report.run_cascade(
         scores,
         frame,

@@ -12,7 +12,7 @@ summary, the console and the MLflow metrics say "N read, M routed, K skipped".
 Over ``dataset=mlflow_traces`` the decisions also go back onto the traces as assessments
 (`runner.routing.trace_feedback`; ``trace_assessments.json`` counts them).
 The risks come from the registered pyfunc model, the same object `mlflow models serve`
-answers with; the pipeline loads it (`registered_model`) and the run is linked to its
+answers with; the study loads it from the run's store and the run is linked to its
 version (``last_route_run``). Rows from sources the gate was not fitted on are reported
 loudly and handled by ``routing.on_unseen_source``. With ``routing.verifier=<name>`` the
 configured verifier scores the ``verify`` band only (`runner.routing.cascade`): its risk is
@@ -25,17 +25,19 @@ promise (and, with a verifier, after it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from runner.data import RowStream, as_stream
 from runner.errors import ConfigError
 from runner.results import ModelLink, StudyResult
 from runner.routing import (
+    RoutingConf,
     TraceFeedback,
     WorkFolder,
     cascade,
     engines,
+    load_routed_model,
     parse_model_uri,
     stream,
     stream_report,
@@ -43,7 +45,7 @@ from runner.routing import (
     work_key,
     work_root,
 )
-from runner.studies.contract import Inputs, Study
+from runner.studies.contract import RunContext, Study, check_named
 
 TITLES = {
     "rows": "Input rows",
@@ -60,40 +62,42 @@ class Params:
     verifier_timing_rows: int = 32
 
 
-class Route(Study, name="route", params=Params, titles=TITLES, streams=True):
+@dataclass
+class Route(Study, name="route", titles=TITLES):
     """Route traffic through a registered gate: accept, verify or review each answer."""
 
-    def check(self, inputs: Inputs, params: Params) -> None:
+    routing: RoutingConf
+    verifiers: dict[str, Any] = field(default_factory=dict)
+    params: Params = field(default_factory=Params)
+
+    def __post_init__(self) -> None:
         """A model URI, a valid policy, the verifier configured when one is named, and with
         ``routing.engine=ray`` a cluster that answers (before any row is read)."""
-        routing = inputs.routing
+        routing = self.routing
         if not routing.model_uri:
             raise ConfigError("route needs routing.model_uri=models:/<name>@champion")
         parse_model_uri(routing.model_uri)
         if routing.verifier:
-            inputs.require_parts("verifiers", [routing.verifier], "routing.verifier")
-            verifier = inputs.verifiers[routing.verifier]
+            check_named(self.verifiers, [routing.verifier], "routing.verifier", "verifiers")
+            verifier = self.verifiers[routing.verifier]
             cascade.verifier_threshold(verifier, routing.verifier_threshold, routing.verifier)
         if routing.engine == "ray":
             engines.connect(routing.ray_address)
 
-    def registered_model(self, inputs: Inputs, params: Params) -> str | None:
-        """``routing.model_uri``: the pipeline loads it (``Inputs.model``)."""
-        return inputs.routing.model_uri
-
-    def run(self, inputs: Inputs, params: Params) -> StudyResult:
-        """Route every batch with the loaded model, mark the audit sample, summarise."""
-        routing, model = inputs.routing, inputs.model
-        rows = as_stream(inputs.data)
+    def run(self, data: Any, run: RunContext) -> StudyResult:
+        """Route every batch with the registered model, mark the audit sample, summarise."""
+        routing = self.routing
+        model = load_routed_model(run.tracking_uri, routing.model_uri)
+        rows = as_stream(data)
         specs = rows.plan(routing.batch_rows)
-        verifier, threshold = _verifier(inputs, routing)
+        verifier, threshold = _verifier(self.verifiers, routing)
         if routing.on_unseen_source == "error":
             _stop_before_routing_unseen_sources(rows, specs, model)
-        work, routed_now = _route_batches(inputs, routing, rows, specs, verifier, threshold)
+        work, routed_now = _route_batches(run, model, routing, rows, specs, verifier, threshold)
         totals = stream_report.count(work, cascade=bool(routing.verifier))
         sources = _training_sources(model)
         traffic.handle_unseen(totals.unseen, routing.on_unseen_source, sources, rows.where)
-        audit = stream_report.audit_mask(totals, routing.audit_fraction, inputs.seed)
+        audit = stream_report.audit_mask(totals, routing.audit_fraction, run.seed)
         decisions = stream_report.DecisionsFile(work, totals.batches, audit)
 
         result = StudyResult(titles=dict(TITLES))
@@ -133,11 +137,11 @@ def _training_sources(model: Any) -> list[str]:
     return list(model.metadata.get("training_sources") or [])
 
 
-def _verifier(inputs: Inputs, routing: Any) -> tuple[Any, float | None]:
+def _verifier(verifiers: dict[str, Any], routing: Any) -> tuple[Any, float | None]:
     """The cascade's verifier and its threshold (None, None without ``routing.verifier``)."""
     if not routing.verifier:
         return None, None
-    verifier = inputs.verifiers[routing.verifier]
+    verifier = verifiers[routing.verifier]
     threshold = cascade.verifier_threshold(verifier, routing.verifier_threshold, routing.verifier)
     return verifier, threshold
 
@@ -162,20 +166,25 @@ def _stop_before_routing_unseen_sources(rows: RowStream, specs: list, model: Any
 
 
 def _route_batches(
-    inputs: Inputs, routing: Any, rows: RowStream, specs: list, verifier: Any, threshold: Any
+    run: RunContext,
+    model: Any,
+    routing: Any,
+    rows: RowStream,
+    specs: list,
+    verifier: Any,
+    threshold: Any,
 ) -> tuple[WorkFolder, int]:
     """Route the batches a finished earlier run has not (locally or on Ray) into the work
     folder; return it and how many batches this run routed."""
-    model = inputs.model
     work = WorkFolder(
-        work_root(routing.work_dir, inputs.cache_dir),
+        work_root(routing.work_dir, run.cache_dir),
         work_key(rows, model, routing, verifier),
         len(specs),
     )
     router_args = {
         "stream": rows,
         "specs": specs,
-        "tracking_uri": inputs.require("tracking").uri,  # where a Ray worker loads the model
+        "tracking_uri": run.tracking_uri,  # where a Ray worker loads the model
         "model_uri": f"models:/{model.name}/{model.version}",
         "on_unseen_source": routing.on_unseen_source,
         "verifier": verifier,
@@ -189,7 +198,7 @@ def _route_batches(
         if routing.engine == "ray"
         else engines.route_local(router_args, driver, pending, model)
     )
-    with _progress(inputs.progress, len(pending)) as bar:
+    with _progress(run.progress, len(pending)) as bar:
         stream.drive(driver, results, bar)
     return work, len(pending)
 

@@ -9,14 +9,15 @@ plus measured ms/example per gate.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from runner.errors import DataError
-from runner.evaluation import gate_runtime, scopes, score_gates
+from runner.evaluation import BootstrapConf, gate_runtime, scopes, score_gates
 from runner.features import with_lexical_features
 from runner.frames import check_labels
 from runner.results import StudyResult
-from runner.studies.contract import Inputs, Study
+from runner.studies.contract import RunContext, Study, configured
 
 TITLES = {
     "table3": "Table III (zero-shot gates): AUROC and AP per task, macro and combined",
@@ -32,19 +33,27 @@ class Params:
     timing_repeats: int = 5  # timed passes (median reported) after one warm-up
 
 
-class CheapSignals(Study, name="rq1_cheap_signals", params=Params, titles=TITLES, paper="ragscope"):
+@dataclass
+class CheapSignals(Study, name="rq1_cheap_signals", titles=TITLES, paper="ragscope"):
     """RQ1: every configured zero-shot gate on every example (Table III, Figure 2)."""
 
-    def run(self, inputs: Inputs, params: Params) -> StudyResult:
+    gates: dict[str, Any]
+    split: Any
+    bootstrap: BootstrapConf
+    params: Params = field(default_factory=Params)
+
+    def __post_init__(self) -> None:
+        configured(self.gates, "gates")
+
+    def run(self, data: Any, run: RunContext) -> StudyResult:
         """Score every zero-shot gate and build Table III's cells."""
-        data, gates = inputs.data, inputs.require("gates")
-        frame = with_lexical_features(data.frame, inputs.cache_dir)
+        gates, splitter, params = self.gates, self.split, self.params
+        frame = with_lexical_features(data.frame, run.cache_dir)
         check_labels(
             frame["label"], name=f"data set {data.name}", need_all="AUROC/AP", error=DataError
         )
-        splitter = inputs.require("split")
-        scores = score_gates(gates, frame, splitter, progress=inputs.progress)
-        stats = scopes.bootstrap_scopes(scores, list(gates), inputs.require("bootstrap"))
+        scores = score_gates(gates, frame, splitter, progress=run.progress)
+        stats = scopes.bootstrap_scopes(scores, list(gates), self.bootstrap)
         result = StudyResult(scores=scores, titles=dict(TITLES))
         scopes.add_scope_table(result, "table3", stats, list(gates))
         scopes.add_bootstrap_info(result, stats)

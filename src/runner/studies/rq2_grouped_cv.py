@@ -10,13 +10,14 @@ combined set), and Figures 2 and 3.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from runner.errors import DataError
-from runner.evaluation import gate_runtime, scopes, score_gates
+from runner.evaluation import BootstrapConf, gate_runtime, scopes, score_gates
 from runner.features import with_lexical_features
 from runner.frames import check_labels
 from runner.results import StudyResult
-from runner.studies.contract import Inputs, Study
+from runner.studies.contract import RunContext, Study, check_named, configured
 
 TITLES = {
     "table3": "Table III: RAGTruth grouped results (AUROC / AP per task, macro, combined)",
@@ -40,29 +41,32 @@ class Params:
     timing_repeats: int = 5  # timed passes (median reported) after one warm-up
 
 
-def _check(params: Params, inputs: Inputs) -> None:
-    for key in ("table3_gates", "delta_gate", "delta_baselines", "ablation_gates"):
-        value = getattr(params, key)
-        names = [value] if isinstance(value, str) else value
-        inputs.require_parts("gates", names, f"study.params.{key}")
-
-
-class GroupedCV(Study, name="rq2_grouped_cv", params=Params, titles=TITLES, paper="ragscope"):
+@dataclass
+class GroupedCV(Study, name="rq2_grouped_cv", titles=TITLES, paper="ragscope"):
     """RQ2: learned and zero-shot gates out of fold under grouped CV (Tables III–V)."""
 
-    def check(self, inputs: Inputs, params: Params) -> None:
-        """Every gate a table names is configured."""
-        _check(params, inputs)
+    gates: dict[str, Any]
+    split: Any
+    bootstrap: BootstrapConf
+    params: Params = field(default_factory=Params)
 
-    def run(self, inputs: Inputs, params: Params) -> StudyResult:
+    def __post_init__(self) -> None:
+        """Every gate a table names is configured."""
+        configured(self.gates, "gates")
+        for key in ("table3_gates", "delta_gate", "delta_baselines", "ablation_gates"):
+            value = getattr(self.params, key)
+            names = [value] if isinstance(value, str) else value
+            check_named(self.gates, names, f"study.params.{key}", "gates")
+
+    def run(self, data: Any, run: RunContext) -> StudyResult:
         """Score every gate out of fold, bootstrap all scopes, fill Tables III–V."""
-        data, gates, splitter = inputs.data, inputs.require("gates"), inputs.require("split")
-        frame = with_lexical_features(data.frame, inputs.cache_dir)
+        gates, splitter, params = self.gates, self.split, self.params
+        frame = with_lexical_features(data.frame, run.cache_dir)
         check_labels(
             frame["label"], name=f"data set {data.name}", need_all="AUROC/AP", error=DataError
         )
-        scores = score_gates(gates, frame, splitter, progress=inputs.progress)
-        stats = scopes.bootstrap_scopes(scores, list(gates), inputs.require("bootstrap"))
+        scores = score_gates(gates, frame, splitter, progress=run.progress)
+        stats = scopes.bootstrap_scopes(scores, list(gates), self.bootstrap)
 
         result = StudyResult(scores=scores, titles=dict(TITLES))
         scopes.add_scope_table(result, "table3", stats, params.table3_gates)

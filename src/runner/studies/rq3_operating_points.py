@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 from runner.errors import ConfigError, DataError
 from runner.evaluation import (
     ACCEPT_BUDGET,
     REVIEW_BUDGET,
+    BootstrapConf,
     accepted_risk_batched,
     review_precision_batched,
     scopes,
@@ -25,7 +27,7 @@ from runner.evaluation import (
 from runner.features import with_lexical_features
 from runner.frames import check_labels
 from runner.results import StudyResult
-from runner.studies.contract import Inputs, Study
+from runner.studies.contract import RunContext, Study, check_named, configured
 
 TITLES = {
     "table6": "Table VI: operating points with context-group bootstrap intervals",
@@ -48,7 +50,7 @@ class Params:
     table_gates: list[str] = field(default_factory=lambda: ["ragscope_e", "rouge_l"])
 
 
-def _check(params: Params, inputs: Inputs) -> None:
+def _check(params: Params, gates: dict[str, Any]) -> None:
     for value, name in [
         (params.rho, "rho"),
         (params.alpha, "alpha"),
@@ -57,30 +59,35 @@ def _check(params: Params, inputs: Inputs) -> None:
     ]:
         if not 0.0 < value <= 1.0:
             raise ConfigError(f"study.params.{name}: {value} is not a fraction in (0, 1]")
-    inputs.require_parts("gates", params.table_gates, "study.params.table_gates")
+    check_named(gates, params.table_gates, "study.params.table_gates", "gates")
 
 
 def _pct(x: float) -> str:
     return f"{100 * x:g}"
 
 
-class OperatingPoints(
-    Study, name="rq3_operating_points", params=Params, titles=TITLES, paper="ragscope"
-):
+@dataclass
+class OperatingPoints(Study, name="rq3_operating_points", titles=TITLES, paper="ragscope"):
     """RQ3: fixed review / acceptance operating points out of fold (Table VI, Figure 4)."""
 
-    def check(self, inputs: Inputs, params: Params) -> None:
-        """Budgets are fractions and every table gate is configured."""
-        _check(params, inputs)
+    gates: dict[str, Any]
+    split: Any
+    bootstrap: BootstrapConf
+    params: Params = field(default_factory=Params)
 
-    def run(self, inputs: Inputs, params: Params) -> StudyResult:
+    def __post_init__(self) -> None:
+        """Budgets are fractions and every table gate is configured."""
+        configured(self.gates, "gates")
+        _check(self.params, self.gates)
+
+    def run(self, data: Any, run: RunContext) -> StudyResult:
         """Score gates out of fold and evaluate the fixed operating points with CIs."""
-        data, gates = inputs.data, inputs.require("gates")
-        frame = with_lexical_features(data.frame, inputs.cache_dir)
+        gates, params = self.gates, self.params
+        frame = with_lexical_features(data.frame, run.cache_dir)
         check_labels(
             frame["label"], name=f"data set {data.name}", need_all="AUROC/AP", error=DataError
         )
-        scores = score_gates(gates, frame, inputs.require("split"), progress=inputs.progress)
+        scores = score_gates(gates, frame, self.split, progress=run.progress)
 
         review_col = f"review precision@{_pct(params.rho)}%"
         accept_col = f"accepted risk@{_pct(params.alpha)}%"
@@ -92,8 +99,7 @@ class OperatingPoints(
             metrics[f"review@{r}"] = partial(review_precision_batched, rho=r)
         for a in params.alpha_grid:
             metrics[f"accept@{a}"] = partial(accepted_risk_batched, alpha=a)
-        boot = inputs.require("bootstrap")
-        stats = scopes.bootstrap_scopes(scores, list(gates), boot, metrics=metrics)
+        stats = scopes.bootstrap_scopes(scores, list(gates), self.bootstrap, metrics=metrics)
 
         result = StudyResult(scores=scores, titles=dict(TITLES))
         for scope in [scopes.COMBINED, *stats.tasks] if stats.by_task else [scopes.COMBINED]:

@@ -25,17 +25,18 @@ and the MLflow tags name the weights and precision of every verifier.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from runner.errors import ConfigError, DataError
-from runner.evaluation import gate_runtime, scopes, score_gates
+from runner.evaluation import BootstrapConf, gate_runtime, scopes, score_gates
 from runner.features import with_lexical_features
 from runner.frames import check_labels
 from runner.results import StudyResult
-from runner.studies.contract import Inputs, Study
+from runner.studies.contract import RunContext, Study, check_named, configured
 from runner.verifiers import score_in_chunks, time_scoring, timing_sample
 
 log = logging.getLogger(__name__)
@@ -70,9 +71,9 @@ class Params:
     labels: dict[str, str] = field(default_factory=dict)  # verifier -> row label (default: name)
 
 
-def _check(params: Params, inputs: Inputs) -> None:
+def _check(params: Params, parts: dict[str, dict[str, Any]]) -> None:
     for group in ("gates", "verifiers"):
-        inputs.require_parts(group, getattr(params, group), f"study.params.{group}")
+        check_named(parts[group], getattr(params, group), f"study.params.{group}", group)
     for name in (
         "timing_sample",
         "timing_repeats",
@@ -94,32 +95,39 @@ def row_label(name: str, verifier: Any, label: str | None = None) -> str:
     return f"{label or name} [{', '.join(tags)}]"
 
 
-class VerifierCost(Study, name="rq4_verifier_cost", params=Params, titles=TITLES, paper=PAPER):
+@dataclass
+class VerifierCost(Study, name="rq4_verifier_cost", titles=TITLES, paper=PAPER):
     """RQ4: cheap gates against local verifiers, accuracy and CPU cost (Table VII, Figure 5)."""
 
-    def check(self, inputs: Inputs, params: Params) -> None:
-        """Every row the table names is a configured gate or verifier; sizes are positive."""
-        _check(params, inputs)
+    gates: dict[str, Any]
+    verifiers: dict[str, Any]
+    split: Any
+    bootstrap: BootstrapConf
+    params: Params = field(default_factory=Params)
 
-    def run(self, inputs: Inputs, params: Params) -> StudyResult:
+    def __post_init__(self) -> None:
+        """Every row the table names is a configured gate or verifier; sizes are positive."""
+        configured(self.gates, "gates")
+        _check(self.params, {"gates": self.gates, "verifiers": self.verifiers})
+
+    def run(self, data: Any, run: RunContext) -> StudyResult:
         """Score gates out of fold and verifiers on every row (real weights), time them all."""
-        data, gates = inputs.data, inputs.require("gates")
-        _check(params, inputs)
-        gates = {g: gates[g] for g in params.gates}
-        verifiers = {name: inputs.verifiers[name] for name in params.verifiers}
-        splitter = inputs.require("split")
-        frame = with_lexical_features(data.frame, inputs.cache_dir)
+        params = self.params
+        gates = {g: self.gates[g] for g in params.gates}
+        verifiers = {name: self.verifiers[name] for name in params.verifiers}
+        splitter = self.split
+        frame = with_lexical_features(data.frame, run.cache_dir)
         check_labels(
             frame["label"], name=f"data set {data.name}", need_all="AUROC/AP", error=DataError
         )
-        scores = score_gates(gates, frame, splitter, progress=inputs.progress)
+        scores = score_gates(gates, frame, splitter, progress=run.progress)
 
-        sample = timing_sample(data.frame, params.timing_sample, inputs.seed)
+        sample = timing_sample(data.frame, params.timing_sample, run.seed)
         runtime: dict[str, Any] = {
             "verifiers": {},
             "timing_sample": {
                 "rows": len(sample),
-                "seed": inputs.seed,
+                "seed": run.seed,
                 "tasks": sample["task"].value_counts().to_dict(),
                 "example_ids": sample["example_id"].tolist(),
             },
@@ -132,7 +140,7 @@ class VerifierCost(Study, name="rq4_verifier_cost", params=Params, titles=TITLES
             )
             if verifier.weights == "pretrained":
                 risk, stats = score_in_chunks(
-                    verifier, data.frame, params.score_chunk, inputs.progress
+                    verifier, data.frame, params.score_chunk, run.progress
                 )
                 by_id = pd.Series(risk, index=data.frame["example_id"].to_numpy())
                 scores[name] = by_id.reindex(scores["example_id"].to_numpy()).to_numpy()
@@ -141,9 +149,7 @@ class VerifierCost(Study, name="rq4_verifier_cost", params=Params, titles=TITLES
             runtime["verifiers"][name] = info
             verifier.release()  # the next verifier's peak memory does not include this one
 
-        stats = scopes.bootstrap_scopes(
-            scores, [*params.gates, *accurate], inputs.require("bootstrap")
-        )
+        stats = scopes.bootstrap_scopes(scores, [*params.gates, *accurate], self.bootstrap)
         result = StudyResult(scores=scores, titles=dict(TITLES), runtime=runtime)
         gate_cost = gate_runtime(
             gates, data.frame, splitter, params.gate_timing_rows, params.gate_timing_repeats
@@ -210,5 +216,9 @@ def _tags(verifiers: dict[str, Any]) -> dict[str, str]:
 
 
 def _arch_name(verifier: Any) -> str:
-    arch = verifier.architecture
-    return arch if isinstance(arch, str) else str(arch.get("name", "?"))
+    arch = verifier.architecture  # a name, a mapping or an `ArchitectureConf` record
+    if isinstance(arch, str):
+        return arch
+    if isinstance(arch, Mapping):
+        return str(arch.get("name", "?"))
+    return str(getattr(arch, "name", "?"))

@@ -28,15 +28,16 @@ Macro rows average over the sources the data holds; which ones they are is recor
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from runner.errors import ConfigError, DataError
-from runner.evaluation import score_gates, source_shift
+from runner.evaluation import BootstrapConf, score_gates, source_shift
 from runner.features import with_lexical_features
 from runner.frames import check_labels
 from runner.reporting import TITLES_FILE
 from runner.results import StudyResult
-from runner.studies.contract import Inputs, Study
+from runner.studies.contract import RunContext, Study, check_named, configured
 
 TITLES = {
     "table8_in_domain": "Table VIII (in-domain): 5-fold CV on all rows",
@@ -67,39 +68,45 @@ class Params:
     in_domain_group_col: str | None = None
 
 
+@dataclass
 class SourceShift(
     Study,
     name="rq5_source_shift",
-    params=Params,
     titles=TITLES,
     paper="ragscope",
     paper_datasets=("halubench",),  # Table VIII is HaluBench; other data sets have no row
 ):
     """RQ5: in-domain CV, leave-one-source-out and target-only adaptation (Table VIII)."""
 
-    def check(self, inputs: Inputs, params: Params) -> None:
+    gates: dict[str, Any]
+    split: Any
+    splits: dict[str, Any]
+    bootstrap: BootstrapConf
+    params: Params = field(default_factory=Params)
+
+    def __post_init__(self) -> None:
         """Both gates are configured; both source-shift splitters are, on `source`."""
+        configured(self.gates, "gates")
         for role in ("calibrated_gate", "zero_shot_gate"):
-            inputs.require_parts("gates", [getattr(params, role)], f"study.params.{role}")
+            check_named(self.gates, [getattr(self.params, role)], f"study.params.{role}", "gates")
         for key, what in SPLITS.items():
-            if key not in inputs.splits:
+            if key not in self.splits:
                 raise ConfigError(
                     f"rq5_source_shift needs splits.{key}, the {what}: add "
-                    f"`- /split@splits.{key}: <name>` to the defaults of "
-                    f"conf/experiment/{inputs.experiment}.yaml"
+                    f"`- /split@splits.{key}: <name>` to the defaults in the experiment's YAML"
                 )
-            column = getattr(inputs.splits[key], "column", "source")
+            column = getattr(self.splits[key], "column", "source")
             if column != "source":
                 raise ConfigError(
                     f"splits.{key}.column={column!r}: rq5_source_shift reads each row's "
                     f"source from the `source` column; set splits.{key}.column=source"
                 )
 
-    def run(self, inputs: Inputs, params: Params) -> StudyResult:
+    def run(self, data: Any, run: RunContext) -> StudyResult:
         """In-domain CV, leave-one-source-out and target-only adaptation."""
-        data, gates, boot = inputs.data, inputs.require("gates"), inputs.require("bootstrap")
+        gates, boot, params = self.gates, self.bootstrap, self.params
         cal, zero = params.calibrated_gate, params.zero_shot_gate
-        frame = with_lexical_features(data.frame, inputs.cache_dir).reset_index(drop=True)
+        frame = with_lexical_features(data.frame, run.cache_dir).reset_index(drop=True)
         check_labels(
             frame["label"], name=f"data set {data.name}", need_all="AUROC/AP", error=DataError
         )
@@ -115,10 +122,10 @@ class SourceShift(
         result = StudyResult(titles=dict(TITLES))
 
         # 1. in-domain CV
-        splitter = inputs.require("split")
+        splitter = self.split
         unit = source_shift.in_domain_unit(splitter, params.in_domain_group_col)
         pair = {cal: gates[cal], zero: gates[zero]}
-        in_domain = score_gates(pair, frame, splitter, progress=inputs.progress, group_col=unit)
+        in_domain = score_gates(pair, frame, splitter, progress=run.progress, group_col=unit)
         result.titles["table8_in_domain"] = source_shift.in_domain_title(splitter, unit, frame)
         for gate in (cal, zero):
             a, p = source_shift.auroc_ap(in_domain["label"].to_numpy(), in_domain[gate].to_numpy())
@@ -126,9 +133,9 @@ class SourceShift(
             result.add("table8_in_domain", gate, "AP", p)
 
         # 2. leave one source out: zero-shot and cross-source, within-source bootstrap
-        splits = inputs.require("splits")
+        splits = self.splits
         loso = source_shift.leave_source_out(
-            gates[cal], gates[zero], frame, splits["cross_source"], boot, sources, inputs.progress
+            gates[cal], gates[zero], frame, splits["cross_source"], boot, sources, run.progress
         )
         positive_rate = {s: float(y_all[src_all == s].mean()) for s in sources}
         for source in sources:
@@ -146,7 +153,7 @@ class SourceShift(
 
         # 3. target-only adaptation, and every setting on the same fixed test sets
         sampler = splits["target"]
-        target, overlap = source_shift.target_only(gates[cal], frame, sampler, inputs.progress)
+        target, overlap = source_shift.target_only(gates[cal], frame, sampler, run.progress)
         pools, test_sets = sampler.pool_sizes(frame), sampler.test_sets(frame)
         macro_label, source_label, whole_everywhere = source_shift.k_labels(target, pools, sources)
         same_test = source_shift.same_test_sets(loso.scores, test_sets)

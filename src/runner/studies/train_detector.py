@@ -15,15 +15,16 @@ the same command rerun after a kill resumes where it stopped.
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from runner.data import sha256_file, trained_parts
 from runner.errors import ConfigError
 from runner.results import ModelSpec, StudyResult
-from runner.studies.contract import Inputs, Study
+from runner.studies.contract import RunContext, Study
 from runner.verifiers import (
     ARTIFACT,
     DETECTOR_INPUT_FIELDS,
@@ -67,14 +68,18 @@ class Params:
     checkpoint_dir: str | None = None
 
 
-class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
+@dataclass
+class TrainDetector(Study, name="train_detector", titles=TITLES):
     """Fine-tune a detector on answer spans; keep the best; register it if it is better."""
 
-    def check(self, inputs: Inputs, params: Params) -> None:
+    detector: DetectorConf
+    train: TrainConf
+    params: Params = field(default_factory=Params)
+
+    def __post_init__(self) -> None:
         """The detector and train groups are set and valid, the device exists and the
         backbone folder holds weights and a tokenizer, before any data is read."""
-        detector: DetectorConf = inputs.require("detector")
-        conf: TrainConf = inputs.require("train")
+        detector, conf = self.detector, self.train
         detector.input_rule()
         detector.check_recipe()
         resolve_device(conf.settings().device)
@@ -83,14 +88,12 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
             check_weights_present(folder, "detector.backbone")
             check_tokenizer_present(folder, "detector.backbone")
 
-    def run(self, inputs: Inputs, params: Params) -> StudyResult:
+    def run(self, data: Any, run: RunContext) -> StudyResult:
         """Split, train with the recipe (resumable), choose the threshold, hand over the
         model under the alias the promotion rule gives it."""
         from transformers import AutoTokenizer
 
-        detector: DetectorConf = inputs.require("detector")
-        conf: TrainConf = inputs.require("train")
-        data = inputs.require("data")
+        detector, conf, params = self.detector, self.train, self.params
         check_training_data(data)
         rule, settings = detector.input_rule(), conf.settings()
         train_part, val_part = grouped_split(data.frame, conf.val_share, settings.seed)
@@ -107,7 +110,7 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
                           if k not in ("time_budget_min", "threads", "device")},
             }
         )  # fmt: skip
-        root = inputs.cache_dir or params.checkpoint_dir
+        root = run.cache_dir or params.checkpoint_dir
         if root is None:
             raise ConfigError(
                 "train_detector needs paths.cache_dir (or study.params.checkpoint_dir)"
@@ -122,7 +125,7 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
         )  # fmt: skip
         job = RecipeJob(
             source, AutoTokenizer.from_pretrained(source), rule, settings, detector,
-            (train_rows, val_rows), out_dir, inputs.progress,
+            (train_rows, val_rows), out_dir, run.progress,
         )  # fmt: skip
         trained = train_recipe(detector.recipe, job)
         done = trained.done
@@ -161,12 +164,10 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
             "input_stats": trained.card["input_stats"],
         }
         write_detector_card(done.best_dir, card)  # the verifier scoring it reads the rule
-        promotion = promote(
-            inputs.tracking, detector, settings.threads, val_rows, done.best_dir, key
-        )
+        promotion = promote(run.tracking, detector, settings.threads, val_rows, done.best_dir, key)
         card["promotion"] = promotion.to_dict()
         write_detector_card(done.best_dir, card)
-        result = self._result(inputs, detector, card, done, threshold, train_rows, promotion)
+        result = self._result(run, detector, card, done, threshold, train_rows, promotion)
         for row, column, value in trained.cells:
             result.add("validation", row, column, value)
         result.extra["validation_rows.json"] = {
@@ -175,9 +176,7 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
         }  # the rows every AP of the promotion decision was measured on, in order
         return result
 
-    def _result(
-        self, inputs, detector, card, done, threshold, train_rows, promotion
-    ) -> StudyResult:
+    def _result(self, run, detector, card, done, threshold, train_rows, promotion) -> StudyResult:
         result = StudyResult(titles=dict(TITLES))
         training = card["training"]
         row = Path(detector.backbone).name or detector.backbone  # a path's folder name
@@ -223,7 +222,7 @@ class TrainDetector(Study, name="train_detector", params=Params, titles=TITLES):
             "promotion_alias": promotion.alias,
             "promotion": promotion.reason,
         }
-        if inputs.tracking is not None and inputs.tracking.enabled:
+        if run.tracking is not None and run.tracking.enabled:
             example = train_rows[list(DETECTOR_INPUT_FIELDS)].head(2).reset_index(drop=True)
             result.model = ModelSpec(
                 python_model=DetectorModel(),

@@ -56,10 +56,17 @@ def compose_verifier(
     -------
     DictConfig
         The verifier node (``_target_`` and its parameters), interpolations resolved.
+
+    Raises
+    ------
+    ConfigError
+        A value of the wrong type for the verifier's class (`with_schemas`).
     """
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
     from omegaconf import OmegaConf
+
+    from runner.schema_checks import with_schemas
 
     register_schemas()
     seed = master_seed(conf_dir) if seed is None else seed
@@ -76,7 +83,7 @@ def compose_verifier(
             ],
         )
     OmegaConf.resolve(cfg)
-    return cfg.verifier
+    return with_schemas(cfg).verifier  # typed by its class, as a run's pre-flight types it
 
 
 def build_verifier(

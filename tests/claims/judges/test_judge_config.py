@@ -17,6 +17,7 @@ from runner.claims.judges import LLMJudge, OpenAICompatibleJudge, TransformersJu
 from runner.config import register_configs
 from runner.errors import ConfigError
 from runner.paths import PROJECT_ROOT
+from runner.schema_checks import with_schemas
 from runner.settings import derive
 
 CONF_DIR = PROJECT_ROOT / "conf"
@@ -101,8 +102,9 @@ def test_cli_overrides_reach_the_built_judge():
     judge = instantiate(cfg.judges.smollm2_reask, _convert_="all")
     assert (judge.max_passage_chars, judge.batch_size, judge.seed) == (1500, 4, 21)
     assert judge.describe()["max_passage_chars"] == 1500
+    typed = with_schemas(cfg)  # the judge's node typed by its class, as the pre-flight does
     with pytest.raises(ValidationError):
-        cfg.judges.smollm2_reask.batch_size = "four"
+        typed.judges.smollm2_reask.batch_size = "four"
     with pytest.raises(ConfigCompositionException):
         composed("judges.smollm2_reask.batchsize=4")
 
