@@ -183,7 +183,8 @@ def test_a_missing_required_path_is_one_line_before_any_mlflow_run(
          "hri.labels.SUPPORTED.contribution must lie in [0, 1], got 3.0"),
         ("rq1_cheap_signals", ["study.params.gates=[x]"],
          "study.params.gates: unknown key (runner.studies.rq1_cheap_signals.Params has no "
-         "'gates'); valid keys: time_gates, timing_rows, timing_repeats"),
+         "'gates'); did you mean 'time_gates'? valid keys: time_gates, timing_rows, "
+         "timing_repeats"),
         ("rq1_cheap_signals", ["study.params.time_gates=abc"],
          "study.params.time_gates: Value 'abc' is not a valid bool"),
         ("rq1_cheap_signals", ["dataset.pth=x"],

@@ -186,7 +186,8 @@ from runner.results import StudyResult
 
 artifacts, uri, job = Path(sys.argv[1]), sys.argv[2] or None, int(sys.argv[3])
 cfg = OmegaConf.create({
-    "experiment": "parallel", "seed": job, "study": {"name": "parallel", "params": {}},
+    "experiment": "parallel", "seed": job,
+    "study": {"_target_": "runner.studies.rq1_cheap_signals.CheapSignals", "params": {}},
     "tracking": {"enabled": True, "server": uri is not None, "uri": uri, "artifact_root": None,
                  "experiment_name": "parallel", "run_name": f"job{job}"},
     "paths": {"artifacts_dir": str(artifacts), "output_dir": str(artifacts / f"j{job}")},

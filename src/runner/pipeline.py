@@ -12,6 +12,7 @@ data set is loaded here (`load_data`); the study gets it with the `RunContext`.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -109,19 +110,37 @@ def _build(key: str, node: DictConfig) -> Any:
     """`instantiate(node)`, with a part's own `RunnerError` unwrapped from Hydra's wrapper.
 
     Records (typed settings such as ``routing`` and ``study.params``) reach the part as
-    their dataclass, everything else as plain Python containers.
+    their dataclass, everything else as plain Python containers. A part's error is prefixed
+    with the key a user sets (``verifiers.hhem_full: ...``, not the path through the
+    study's node); the study's own checks name their keys themselves.
     """
     try:
         return instantiate(node, _convert_="object")
     except InstantiationException as exc:
         cause = exc.__cause__
-        if isinstance(cause, ConfigError) and not str(cause).startswith(key):
-            raise ConfigError(f"{key}: {cause}") from None  # the key a user sets, then why
+        where = _user_key(node, key, _FULL_KEY.search(str(exc)))
+        if isinstance(cause, ConfigError) and where != key and not str(cause).startswith(where):
+            raise ConfigError(f"{where}: {cause}") from None
         if isinstance(cause, RunnerError):
             raise cause from None
-        raise ConfigError(f"{key}: cannot build {node.get('_target_')}: {exc}") from exc
+        raise ConfigError(f"{where}: cannot build {node.get('_target_')}: {exc}") from exc
     except OmegaConfBaseException as exc:  # e.g. an interpolated value of the wrong type
-        raise ConfigError(f"{key}: {one_line(exc)}") from exc
+        where = _user_key(node, key, _FULL_KEY.search(f"full_key: {exc.full_key}"))
+        raise ConfigError(f"{where.split('.')[0]}: {one_line(exc)}") from exc
+
+
+_FULL_KEY = re.compile(r"full_key: (\S+)")
+
+
+def _user_key(node: DictConfig, key: str, found: re.Match | None) -> str:
+    """The key a user sets for the node Hydra names (``study.verifiers.hhem_full`` ->
+    ``verifiers.hhem_full``: the study's ``verifiers`` is ``${verifiers}``)."""
+    full = found.group(1) if found else key
+    head, _, rest = full.removeprefix(f"{key}.").partition(".")
+    if full == key or head not in node or not OmegaConf.is_interpolation(node, head):
+        return full
+    source = str(node._get_node(head)._value()).strip("${}")
+    return f"{source}.{rest}" if rest else source
 
 
 def load_data(cfg: DictConfig, tracking_uri: str | None = None) -> Any:

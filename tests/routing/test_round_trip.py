@@ -57,7 +57,9 @@ def test_fit_gate_registers_the_champion_with_its_contract(fitted):
     assert record["run_id"] == outcome.mlflow_run_id
     import mlflow
 
-    client = mlflow.MlflowClient(tracking_uri=record["tracking_uri"])
+    client = mlflow.MlflowClient(
+        tracking_uri=record["tracking_uri"], registry_uri=record["tracking_uri"]
+    )  # not the process-global registry an earlier test set
     mv = client.get_model_version_by_alias("ragscope_e", "champion")
     assert str(mv.version) == record["version"] and mv.run_id == outcome.mlflow_run_id
     run_info = client.get_run(outcome.mlflow_run_id).info

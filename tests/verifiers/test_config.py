@@ -150,3 +150,19 @@ def test_validation_names_the_key():
         DebertaNLIVerifier(weights="random", attention="flash")
     with pytest.raises(ConfigError, match="template"):
         HHEMVerifier(weights="random", template="no fields")
+
+
+def test_a_random_weights_verifier_built_by_a_run_reads_its_architecture_record():
+    """The study is built with `_convert_="object"`: a verifier's `architecture` node arrives
+    as its `ArchitectureConf` record, which the model loader reads as it reads a mapping."""
+    from runner.pipeline import check_config
+    from runner.verifiers.architecture import load_architecture
+    from runner.verifiers.config import ArchitectureConf
+
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=["experiment=claims_verification_lettucedetect"])
+    verifier = check_config(cfg).span_detector.verifier
+    assert isinstance(verifier.architecture, ArchitectureConf)
+    spec = load_architecture(verifier.architecture)
+    assert spec["name"] == "modernbert_base" and spec["model_type"] == "modernbert"
+    assert isinstance(spec["config"], dict) and spec["config"]

@@ -8,12 +8,12 @@ below (``conf/hri/default.yaml`` names it; its few defaults are noted there) and
 meaning by `validate_hri_config`, which raises a `ConfigError` naming the key at fault
 (weights that do not sum to 1, a floor on an unknown label, bands out of order, ...).
 
-`load_hri_config` is what the pipeline calls (`runner.pipeline.build_inputs`, handing the
-result to studies as ``Inputs.hri``): it accepts the composed ``cfg.hri`` node (or a plain
-mapping), merges it onto the schema, validates it and, when ``weights_source`` is
-``"ahp"``, replaces the weights by the AHP principal-eigenvector weights of
-``ahp.comparisons`` (see `runner.hri.ahp`). Studies call `require_hri_config` on what they
-were handed, which says how to add the group when an experiment has none.
+`load_hri_config` is what an HRI study calls on the ``hri`` record it is built with (in
+its ``__post_init__``, before any data is read): it accepts that `HRIConf` (or a composed
+node, or a plain mapping), merges it onto the schema, validates it and, when
+``weights_source`` is ``"ahp"``, replaces the weights by the AHP principal-eigenvector
+weights of ``ahp.comparisons`` (see `runner.hri.ahp`); no ``hri`` group at all is a
+`ConfigError` that says how to add it.
 """
 
 from __future__ import annotations
@@ -175,14 +175,6 @@ MISSING_HRI = (
     "hri: no HRI constants configured; add `- /hri: default` to the experiment's "
     "defaults list (conf/hri/default.yaml)"
 )
-
-
-def require_hri_config(config: HRIConfig | None) -> HRIConfig:
-    """The validated HRI configuration a study was handed, or a `ConfigError` saying how to
-    add the `hri` group (studies call this in `Study.check`, before any data is read)."""
-    if config is None:
-        raise ConfigError(MISSING_HRI)
-    return config
 
 
 def load_hri_config(node: DictConfig | Mapping[str, Any] | HRIConf | None) -> HRIConfig:

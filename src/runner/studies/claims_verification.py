@@ -254,7 +254,8 @@ class ClaimsVerification(Study, name="claims_verification", titles=TITLES, paper
         )
         return result
 
-    def figures(self, cells):
+    @classmethod
+    def figures(cls, cells):
         """Venn diagrams of catches and false alarms, combination F1 bars, the S1 sweep."""
         from runner.reporting import claims_figures
 

@@ -117,8 +117,10 @@ class Study(ABC):
     def run(self, data: Any, run: RunContext) -> StudyResult:
         """Compute the study's cells, scores and runtime from the loaded data."""
 
-    def figures(self, cells: Any) -> dict[str, Any]:
-        """Figures drawn from the long-format cells alone (name -> matplotlib figure)."""
+    @classmethod
+    def figures(cls, cells: Any) -> dict[str, Any]:
+        """Figures drawn from the long-format cells alone (name -> matplotlib figure): a
+        class method, so `make tables` redraws them without building the study."""
         return {}
 
     def documents(self, result: StudyResult, out_dir: Path) -> dict[str, str]:

@@ -52,6 +52,7 @@ from runner.errors import ConfigError, DataError
 from runner.evaluation import BootstrapConf
 from runner.hri import (
     AGGREGATIONS,
+    HRIConf,
     HRIConfig,
     HRIResult,
     calibrate_collection,
@@ -60,7 +61,6 @@ from runner.hri import (
     load_hri_config,
     score_response,
 )
-from runner.hri.config import HRIConf
 from runner.reporting import roc_pr_figures
 from runner.results import StudyResult
 from runner.studies.contract import RunContext, Study
@@ -224,7 +224,8 @@ class HriCalibration(Study, name="hri_calibration", titles=TITLES):
         result.extra["hri_calibration_summary.json"] = summary
         return result
 
-    def figures(self, cells: pd.DataFrame) -> dict[str, Any]:
+    @classmethod
+    def figures(cls, cells: pd.DataFrame) -> dict[str, Any]:
         """ROC and PR curves per aggregation, one figure per headline collection, from cells.
 
         ``hri_roc_pr_<collection>`` from the ``hri_roc_curve`` / ``hri_pr_curve`` tables (and

@@ -29,8 +29,7 @@ import pandas as pd
 
 from runner.data import Response, responses_from_frame
 from runner.errors import ConfigError
-from runner.hri import AGGREGATIONS, HRIConfig, HRIResult, load_hri_config, score_response
-from runner.hri.config import HRIConf
+from runner.hri import AGGREGATIONS, HRIConf, HRIConfig, HRIResult, load_hri_config, score_response
 from runner.results import StudyResult
 from runner.studies.contract import RunContext, Study
 

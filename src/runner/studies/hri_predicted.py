@@ -46,13 +46,13 @@ from runner.errors import ConfigError
 from runner.evaluation import BootstrapConf
 from runner.hri import (
     AGGREGATIONS,
+    HRIConf,
     HRIConfig,
     calibration_tables,
     load_hri_config,
     predicted_labels,
     predicted_tables,
 )
-from runner.hri.config import HRIConf
 from runner.results import StudyResult
 from runner.studies.contract import RunContext, Study
 
@@ -261,7 +261,8 @@ class HriPredicted(Study, name="hri_predicted", titles=TITLES, paper="claims"):
         )
         return result
 
-    def figures(self, cells):
+    @classmethod
+    def figures(cls, cells):
         """AUROC with intervals per (system x aggregation), one figure per scope, from cells."""
         from runner.reporting import metric_grid_figure
 

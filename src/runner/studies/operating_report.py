@@ -144,7 +144,8 @@ class OperatingReport(Study, name="operating_report", titles=TITLES):
         }
         return result
 
-    def figures(self, cells):
+    @classmethod
+    def figures(cls, cells):
         """Review precision and accepted risk curves of every gate, with the base-rate line."""
         from runner.reporting import operating_curves
 

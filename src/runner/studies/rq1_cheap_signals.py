@@ -64,7 +64,8 @@ class CheapSignals(Study, name="rq1_cheap_signals", titles=TITLES, paper="ragsco
             result.runtime["gates"] = timing
         return result
 
-    def figures(self, cells):
+    @classmethod
+    def figures(cls, cells):
         """Figure 2's layout for the zero-shot gates (bars per scope)."""
         from runner.reporting import scope_bars
 

@@ -96,7 +96,8 @@ class GroupedCV(Study, name="rq2_grouped_cv", titles=TITLES, paper="ragscope"):
             )
         return result
 
-    def figures(self, cells):
+    @classmethod
+    def figures(cls, cells):
         """Figure 2 (AUROC/AP bars per scope) and Figure 3 (AP delta vs ROUGE-L with CIs)."""
         from runner.reporting import delta_bars, scope_bars
 

@@ -122,7 +122,8 @@ class OperatingPoints(Study, name="rq3_operating_points", titles=TITLES, paper="
         scopes.add_bootstrap_info(result, stats)
         return result
 
-    def figures(self, cells):
+    @classmethod
+    def figures(cls, cells):
         """Figure 4: both operating-curve panels with the combined base-rate line."""
         from runner.reporting import operating_curves
 

@@ -175,7 +175,8 @@ class VerifierCost(Study, name="rq4_verifier_cost", titles=TITLES, paper=PAPER):
         result.tags.update(_tags(verifiers))
         return result
 
-    def figures(self, cells: pd.DataFrame) -> dict[str, Any]:
+    @classmethod
+    def figures(cls, cells: pd.DataFrame) -> dict[str, Any]:
         """Figure 5: combined AP against ms/example (log axis), from Table VII's cells only.
 
         Rows whose AP is not available (random weights) appear as cost-only markers on the

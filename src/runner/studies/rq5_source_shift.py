@@ -238,7 +238,8 @@ class SourceShift(
             "macro over sources; Δ = setting − zero-shot"
         )
 
-    def figures(self, cells):
+    @classmethod
+    def figures(cls, cells):
         """Macro target-only AUROC and AP against k, with zero-shot and cross-source lines."""
         from runner.reporting import target_adaptation_curves
 

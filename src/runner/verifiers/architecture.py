@@ -8,6 +8,7 @@ costs the same to run; its scores carry no information and are never reported as
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import yaml
 
 from runner.errors import ConfigError
 from runner.paths import PROJECT_ROOT
+from runner.verifiers.config import ArchitectureConf
 
 ARCHITECTURE_DIR = PROJECT_ROOT / "conf" / "architecture"
 """Where architecture YAMLs live; a bare name ``deberta_v3_small`` is looked up here."""
@@ -28,13 +30,14 @@ _TOKEN_ID_KEYS = {
 }
 
 
-def load_architecture(spec: Mapping[str, Any] | str) -> dict[str, Any]:
+def load_architecture(spec: Mapping[str, Any] | ArchitectureConf | str) -> dict[str, Any]:
     """An architecture spec: as given (a composed config node) or read from YAML.
 
     Parameters
     ----------
-    spec : mapping or str
-        A mapping with ``name``, ``model_type``, ``config`` and ``tokenizer``; or a name in
+    spec : mapping, ArchitectureConf or str
+        A mapping (or the record a built config hands over) with ``name``, ``model_type``,
+        ``config`` and ``tokenizer``; or a name in
         `ARCHITECTURE_DIR` (``"deberta_v3_small"``); or a path to such a YAML file.
 
     Returns
@@ -49,7 +52,7 @@ def load_architecture(spec: Mapping[str, Any] | str) -> dict[str, Any]:
             known = sorted(p.stem for p in ARCHITECTURE_DIR.glob("*.yaml"))
             raise ConfigError(f"architecture {spec!r}: no file {path} (known: {known})")
         spec = yaml.safe_load(path.read_text())
-    spec = dict(spec)
+    spec = dataclasses.asdict(spec) if dataclasses.is_dataclass(spec) else dict(spec)
     for key in ("name", "model_type", "config", "tokenizer"):
         if key not in spec:
             raise ConfigError(f"architecture {spec.get('name', '?')}: missing key {key!r}")
