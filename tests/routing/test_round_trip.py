@@ -102,14 +102,31 @@ def test_a_risk_controlled_fit_records_the_guarantee_and_the_share_it_gives(tmp_
         "routing.model_name=fixture_rc",
     )
     meta = out.result.model.metadata
-    rc = meta["risk_control"]
-    assert (rc["max_accepted_risk"], rc["delta"], meta["accepted_risk_target"]) == (0.15, 0.5, 0.15)
-    assert rc["valid_candidates"] >= 1 and 0 < rc["accepted_share"] <= 1 - 0.1
-    assert rc["empirical_accepted_risk"] <= 0.15
+    accept = meta["risk_control"]["accept"]
+    assert (accept["target"], accept["delta"], meta["accepted_risk_target"]) == (0.15, 0.5, 0.15)
+    assert accept["feasible"] and 0 < accept["share"] <= 1 - 0.1
+    assert accept["empirical"] <= accept["upper_bound"] <= 0.15
+    assert meta["risk_control"]["review"] is None and meta["risk_control"]["delta"] == 0.5
     assert meta["thresholds"]["rule"] == "risk_controlled"
-    assert meta["thresholds"]["accept_share"] == pytest.approx(rc["accepted_share"])
+    assert meta["thresholds"]["accept_share"] == pytest.approx(accept["share"])
     cells = out.result.cells_frame().set_index(["table", "row", "column"])["value"]
-    assert cells[("contract", "OOF", "accept share")] == pytest.approx(rc["accepted_share"])
+    assert cells[("contract", "OOF", "accept share")] == pytest.approx(accept["share"])
+
+
+def test_a_target_the_rows_cannot_certify_stops_the_fit_with_the_tightest_one_they_can(tmp_path):
+    with pytest.raises(DataError) as err:
+        experiment(
+            tmp_path,
+            "fit_gate",
+            f"dataset.path={FIXTURE}",
+            "routing.accept_rule=risk_controlled",
+            "routing.max_accepted_risk=0.01",
+            "routing.model_name=fixture_infeasible",
+        )
+    message = str(err.value)
+    assert "\n" not in message
+    assert "routing.max_accepted_risk=0.01 cannot be guaranteed with probability 0.9" in message
+    assert "the tightest that can be is accepted risk <=" in message
 
 
 def test_the_registered_model_loads_and_scores_in_a_fresh_process(fitted):

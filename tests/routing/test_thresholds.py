@@ -6,12 +6,22 @@ import math
 
 import numpy as np
 import pytest
+from scipy.stats import binom
 
+from runner.routing import RoutingConf
+from runner.routing.risk_control import (
+    best_achievable,
+    binomial_pvalue,
+    calibrate_cascade,
+    certify_accept,
+    certify_review,
+    start_rows,
+)
 from runner.routing.thresholds import (
     budget_thresholds,
     contract_thresholds,
     decide,
-    risk_controlled_accept,
+    infeasible_message,
 )
 
 
@@ -37,6 +47,11 @@ def test_review_wins_over_accept_and_the_middle_is_verified():
     assert decide(np.array([0.5]), 0.5, 0.5).tolist() == ["review"]
 
 
+def at_most_delta(reps: int, delta: float = 0.1) -> int:
+    """Failures a procedure failing with probability exactly δ exceeds 1 % of the time."""
+    return int(binom.ppf(0.99, reps, delta))
+
+
 def synthetic(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """risk ~ U(0, 1) and P(y = 1 | risk) = risk: accepting risk <= t has true risk t / 2."""
     rng = np.random.default_rng(seed)
@@ -44,36 +59,148 @@ def synthetic(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return (rng.random(n) < risk).astype(np.int64), risk
 
 
-def test_risk_controlled_accept_stays_below_the_known_largest_safe_share():
+def routing(**kw) -> RoutingConf:
+    return RoutingConf(**kw)
+
+
+def test_certified_accept_stays_below_the_known_largest_safe_share():
     # Target 0.15: the true accepted risk t/2 reaches 0.15 at t = 0.30 (30 % accepted).
     y, risk = synthetic(20_000, 0)
-    rc = risk_controlled_accept(y, risk, max_accepted_risk=0.15, delta=0.1)
-    assert rc.threshold / 2 <= 0.15  # the true accepted risk of the chosen threshold
-    assert 0.24 < rc.accepted_share <= 0.30  # close to the largest safe share, not timid
-    assert rc.empirical_accepted_risk <= 0.15
-    assert rc.valid_candidates >= 1
+    c = certify_accept(y, risk, max_risk=0.15, delta=0.1)
+    assert c.threshold / 2 <= 0.15  # the true accepted risk of the chosen threshold
+    assert 0.27 < c.share <= 0.30  # close to the largest safe share, not timid
+    assert c.empirical <= c.upper_bound <= 0.15
+    assert c.feasible and c.side == "accept"
 
 
-def test_risk_controlled_accept_fails_at_most_delta_of_the_time():
+def test_certified_accept_fails_at_most_delta_of_the_time():
     failures = 0
-    reps = 60
+    reps = 100
     for seed in range(reps):
         y, risk = synthetic(1500, 100 + seed)
-        rc = risk_controlled_accept(y, risk, max_accepted_risk=0.15, delta=0.1, grid=50)
-        failures += rc.threshold / 2 > 0.15
-    assert failures / reps <= 0.1
+        c = certify_accept(y, risk, max_risk=0.15, delta=0.1)
+        failures += c.threshold / 2 > 0.15
+    assert failures <= at_most_delta(reps)
 
 
-def test_no_safe_share_accepts_nothing():
+def test_certified_review_keeps_its_precision_and_fails_at_most_delta_of_the_time():
+    # Reviewing risk >= t has true precision (1 + t) / 2: precision 0.8 is reached at t = 0.6.
+    failures = 0
+    for seed in range(100):
+        y, risk = synthetic(1500, 300 + seed)
+        c = certify_review(y, risk, min_precision=0.8, delta=0.1)
+        failures += (1 + c.threshold) / 2 < 0.8
+    assert failures <= at_most_delta(100)
+    y, risk = synthetic(20_000, 1)
+    c = certify_review(y, risk, min_precision=0.8, delta=0.1)
+    assert 0.36 < c.share <= 0.40 and c.empirical <= c.upper_bound <= 0.2  # faithful share
+
+
+def test_the_fixed_sequence_starts_where_a_half_risky_set_is_certified_reliably():
+    # Fixed by target and delta alone; tighter targets and smaller delta start later.
+    assert start_rows(0.1, 0.1) < start_rows(0.1, 0.05) < start_rows(0.05, 0.05)
+    m = start_rows(0.1, 0.1)
+    assert binomial_pvalue(0, m, 0.1) <= 0.1
+
+
+def test_no_safe_share_accepts_nothing_and_says_what_could_be_guaranteed():
     y, risk = synthetic(500, 3)
-    rc = risk_controlled_accept(np.ones_like(y), risk, max_accepted_risk=0.05, delta=0.1)
-    assert rc.threshold == -math.inf and rc.accepted_share == 0.0
-    assert rc.empirical_accepted_risk is None
+    c = certify_accept(np.ones_like(y), risk, max_risk=0.05, delta=0.1)
+    assert c.threshold == -math.inf and c.share == 0.0 and not c.feasible
+    assert c.empirical is None
+    t, g = contract_thresholds(
+        y, risk, routing(accept_rule="risk_controlled", max_accepted_risk=0.01)
+    )
+    assert not g.feasible and t.accept_share == 0.0
+    line = infeasible_message(g, y, risk)
+    best = best_achievable("accept", y, risk, 0.1)
+    assert "routing.max_accepted_risk=0.01 cannot be guaranteed" in line
+    assert f"accepted risk <= {best:.3f}" in line and "\n" not in line
+    assert certify_accept(y, risk, best, 0.1).feasible
+    assert not certify_accept(y, risk, best - 0.001, 0.1).feasible
 
 
-def test_risk_controlled_contract_keeps_the_review_band():
+def test_both_sides_certified_together_split_delta_and_leave_the_middle_to_verify():
+    y, risk = synthetic(5000, 5)
+    conf = routing(
+        accept_rule="risk_controlled",
+        max_accepted_risk=0.15,
+        review_rule="precision_controlled",
+        min_review_precision=0.8,
+    )
+    t, g = contract_thresholds(y, risk, conf)
+    assert t.rule == "risk_controlled+precision_controlled"
+    assert g.accept.delta == g.review.delta == pytest.approx(0.05)
+    assert (t.accept_at, t.review_at) == (g.accept.threshold, g.review.threshold)
+    assert t.accept_share == pytest.approx(g.accept.share)
+    assert t.review_share == pytest.approx(g.review.share)
+    assert 0 < 1 - t.accept_share - t.review_share < 0.5
+    decisions = decide(risk, t.review_at, t.accept_at)
+    assert y[decisions == "accept"].mean() <= 0.15
+    assert y[decisions == "review"].mean() >= 0.8
+
+
+def test_overlapping_certified_sides_are_one_clear_error():
+    y, risk = synthetic(5000, 6)
+    conf = routing(
+        accept_rule="risk_controlled",
+        max_accepted_risk=0.45,
+        review_rule="precision_controlled",
+        min_review_precision=0.2,
+    )
+    with pytest.raises(ValueError, match="overlap"):
+        contract_thresholds(y, risk, conf)
+
+
+def test_risk_controlled_accept_keeps_the_budgeted_review_band():
     y, risk = synthetic(2000, 5)
-    t, rc = contract_thresholds(y, risk, 0.1, 0.5, "risk_controlled", 0.15, 0.1)
-    assert t.rule == "risk_controlled" and t.accept_at == rc.threshold
+    t, g = contract_thresholds(
+        y, risk, routing(accept_budget=0.5, accept_rule="risk_controlled", max_accepted_risk=0.15)
+    )
+    assert t.rule == "risk_controlled" and t.accept_at == g.accept.threshold
+    assert g.review is None and g.accept.delta == 0.1
     assert t.review_share == pytest.approx(0.1)
-    assert t.accept_share == pytest.approx(rc.accepted_share)
+    assert t.accept_share == pytest.approx(g.accept.share)
+
+
+def cascade_data(n: int, seed: int, verifier_noise: float) -> tuple:
+    """Gate risk g ~ U(0, 1); label ~ Bernoulli(z) with z = g for half the rows (the gate
+    knows) and z ~ U(0, 1) independent of g for the other half (only the verifier knows)."""
+    rng = np.random.default_rng(seed)
+    g = rng.random(n)
+    hidden = rng.random(n) < 0.5
+    z = np.where(hidden, rng.random(n), g)
+    y = (rng.random(n) < z).astype(np.int64)
+    v = np.clip(z + verifier_noise * rng.standard_normal(n), 0, 1)
+    return y, g, v
+
+
+def test_a_skilled_verifier_lets_the_cascade_accept_more_at_the_same_bound():
+    y, g, v = cascade_data(6000, 7, verifier_noise=0.02)
+    review_at = float(np.quantile(g, 0.9))
+    alone = certify_accept(y, g, 0.1, 0.1)
+    cal = calibrate_cascade(y, g, v, review_at, 0.1, 0.1)
+    assert cal.feasible and cal.path.startswith("verifier")
+    assert cal.accepted_share > alone.share + 0.05
+    assert cal.upper_bound <= 0.1 and cal.empirical_accepted_risk <= 0.1
+    assert cal.verifier_share == pytest.approx(np.mean((g > cal.accept_at) & (g < review_at)))
+
+
+def test_a_useless_verifier_leaves_the_gate_alone_and_sends_it_nothing_to_accept():
+    y, g, _ = cascade_data(6000, 8, verifier_noise=0.0)
+    noise = np.random.default_rng(9).random(len(g))
+    cal = calibrate_cascade(y, g, noise, float(np.quantile(g, 0.9)), 0.1, 0.1)
+    assert cal.path == "gate alone" and cal.verifier_accept_share == 0.0
+    assert cal.verifier_threshold == -math.inf
+
+
+def test_the_calibrated_cascade_fails_at_most_delta_of_the_time():
+    failures = 0
+    for seed in range(60):
+        y, g, v = cascade_data(3000, 500 + seed, verifier_noise=0.05)
+        cal = calibrate_cascade(y, g, v, float(np.quantile(g, 0.9)), 0.1, 0.1)
+        # the population accepted risk of the chosen rule, on fresh rows of the same kind
+        yf, gf, vf = cascade_data(200_000, 10_000 + seed, verifier_noise=0.05)
+        acc = (gf <= cal.accept_at) | ((gf < cal.review_at) & (vf < cal.verifier_threshold))
+        failures += bool(acc.any()) and yf[acc].mean() > 0.1
+    assert failures <= at_most_delta(60)

@@ -6,7 +6,7 @@ holds the machinery the `operating_report`, `fit_gate`, `route` and `audit` stud
 orchestrate. No study talks to MLflow: `fit_gate` returns its model as a
 `runner.results.ModelSpec` and `route`/`audit` return a `runner.results.ModelLink`, which
 `runner.tracking.publish` registers and links; the pipeline loads the registered model a
-study routes with (`runner.routing.registry`) and hands it over as ``Inputs.model``. Below
+study routes with (`runner.routing.registry`, loaded from the run's store). Below
 the studies, the route engines load that model version again in each Ray worker
 (`runner.routing.stream`), and a route over traces writes its decisions back onto them
 (`runner.routing.trace_feedback`, called by tracking once the run id is known).
@@ -20,11 +20,12 @@ from runner.routing.config import RoutingConf
 from runner.routing.registry import load_routed_model, parse_model_uri
 from runner.routing.thresholds import (
     DECISIONS,
+    Guarantee,
     Thresholds,
     budget_thresholds,
     contract_thresholds,
     decide,
-    risk_controlled_accept,
+    infeasible_message,
 )
 from runner.routing.trace_feedback import TraceFeedback
 from runner.routing.work_folder import WorkFolder, work_key, work_root
@@ -42,6 +43,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "DECISIONS",
     "INPUT_FIELDS",
+    "Guarantee",
     "RoutingConf",
     "RoutingModel",
     "Thresholds",
@@ -51,9 +53,9 @@ __all__ = [
     "contract_thresholds",
     "decide",
     "estimate",
+    "infeasible_message",
     "load_routed_model",
     "parse_model_uri",
-    "risk_controlled_accept",
     "signature",
     "work_key",
     "work_root",

@@ -64,8 +64,10 @@ def verifier_threshold(verifier: Any, setting: float | None, name: str) -> float
             "its own; set routing.verifier_threshold=<risk at or above which a verified row "
             "goes to review>"
         )
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
-        raise ConfigError(f"routing.verifier_threshold={value!r}: a finite number")
+    # -inf is a calibrated cascade's "the verifier accepts nothing": every verified row is
+    # reviewed (`runner.routing.risk_control.calibrate_cascade`)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or np.isnan(value):
+        raise ConfigError(f"routing.verifier_threshold={value!r}: a number")
     return float(value)
 
 

@@ -17,6 +17,7 @@ from runner.evaluation import ACCEPT_BUDGET, REVIEW_BUDGET
 # ruff: noqa: UP045
 
 ACCEPT_RULES = ("budget", "risk_controlled")
+REVIEW_RULES = ("budget", "precision_controlled")
 UNSEEN_SOURCE_POLICIES = ("warn", "error", "review")
 ENGINES = ("local", "ray")
 
@@ -30,6 +31,8 @@ class RoutingConf:
     accept_budget: float = ACCEPT_BUDGET
     accept_rule: str = "budget"
     max_accepted_risk: Optional[float] = None
+    review_rule: str = "budget"
+    min_review_precision: Optional[float] = None
     delta: float = 0.1
     model_name: Optional[str] = None
     alias: str = "champion"
@@ -69,6 +72,8 @@ def _check(routing: RoutingConf) -> None:
         )
     if routing.accept_rule not in ACCEPT_RULES:
         raise ConfigError(f"routing.accept_rule={routing.accept_rule!r}: one of {ACCEPT_RULES}")
+    if routing.review_rule not in REVIEW_RULES:
+        raise ConfigError(f"routing.review_rule={routing.review_rule!r}: one of {REVIEW_RULES}")
     if routing.accept_rule == "risk_controlled":
         if routing.max_accepted_risk is None:
             raise ConfigError(
@@ -76,8 +81,15 @@ def _check(routing: RoutingConf) -> None:
                 "(the accepted risk to guarantee, e.g. 0.15)"
             )
         fraction(routing.max_accepted_risk, "max_accepted_risk")
-        if not 0.0 < routing.delta < 1.0:
-            raise ConfigError(f"routing.delta={routing.delta!r}: a probability in (0, 1)")
+    if routing.review_rule == "precision_controlled":
+        if routing.min_review_precision is None:
+            raise ConfigError(
+                "routing.review_rule=precision_controlled needs routing.min_review_precision "
+                "(the share of reviewed rows that must be hallucinated, e.g. 0.6)"
+            )
+        fraction(routing.min_review_precision, "min_review_precision")
+    if not 0.0 < routing.delta < 1.0:
+        raise ConfigError(f"routing.delta={routing.delta!r}: a probability in (0, 1)")
     for key in ("batch_rows", "ray_workers"):
         value = getattr(routing, key)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:

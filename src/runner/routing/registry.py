@@ -6,8 +6,8 @@ carries. Writing to the registry is not done here: a study that leaves a model r
 `runner.results.ModelSpec` and `runner.tracking.publish` logs and registers it.
 
 Every function takes the tracking store as a plain URI, never a config: the pipeline
-resolves it once (``Inputs.tracking.uri``) and loads the model a routing study names
-(`Study.registered_model`), so the study receives it as ``Inputs.model``.
+resolves it once (``RunContext.tracking_uri``) and a routing study loads the model it
+names from there with `load_routed_model`.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def load_routed_model(tracking_uri: str | None, uri: str) -> RoutedModel:
     Parameters
     ----------
     tracking_uri : str
-        The tracking (and registry) URI, e.g. ``Inputs.tracking.uri``.
+        The tracking (and registry) URI, e.g. ``RunContext.tracking_uri``.
     uri : str
         ``models:/<name>@<alias>`` or ``models:/<name>/<version>``.
     """

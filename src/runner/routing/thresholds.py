@@ -10,21 +10,28 @@ Decision rule, in this order: ``review`` when risk >= the review threshold (the 
 (the band a stronger verifier sees). With tied scores at a cut-off the realised share can
 exceed the budget; the realised shares are recorded beside the thresholds.
 
-The risk-controlled accept threshold uses MAPIE's Learn-Then-Test controller
-(`mapie.risk_control.BinaryClassificationController`): among candidate thresholds (the
-OOF score quantiles at 1 %, 2 %, ..., 100 % accepted), those whose accepted risk
-(positives among accepted rows) is <= the target with probability 1 - delta (Hoeffding-
-Bentkus p-values, Bonferroni-Holm over the candidates), and among them the one accepting
-the most rows. The guarantee assumes the routed rows are exchangeable with the OOF rows.
+Either side can instead carry a stated bound (`runner.routing.risk_control`):
+``routing.accept_rule=risk_controlled`` certifies accepted risk <= ``max_accepted_risk``,
+``routing.review_rule=precision_controlled`` certifies review precision >=
+``min_review_precision``, each with probability 1 - ``delta`` (shared when both are on), so
+the verify band is what neither side can claim. The guarantee assumes the routed rows are
+exchangeable with the OOF rows (`runner.routing.shift` says when they visibly are not).
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
+
+from runner.routing.risk_control import (
+    Certified,
+    best_achievable,
+    certify_accept,
+    certify_review,
+)
 
 DECISIONS = ("accept", "verify", "review")
 
@@ -99,102 +106,101 @@ def decide(risk: np.ndarray, review_at: float, accept_at: float) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class RiskControlled:
-    """The risk-controlled accept threshold and what it gives on the calibration scores."""
+class Guarantee:
+    """What the risk-controlled sides certify (`runner.routing.risk_control`), jointly.
 
-    threshold: float
-    accepted_share: float
-    empirical_accepted_risk: float | None
-    max_accepted_risk: float
-    delta: float
-    candidates: int
-    valid_candidates: int
-
-
-def risk_controlled_accept(
-    y: np.ndarray, risk: np.ndarray, max_accepted_risk: float, delta: float, grid: int = 100
-) -> RiskControlled:
-    """Largest accepted share whose accepted risk is <= the target with probability 1 - δ.
-
-    Parameters
-    ----------
-    y : array of 0/1
-        Labels of the calibration rows (1 = hallucinated).
-    risk : array of float
-        Their out-of-fold risk scores.
-    max_accepted_risk : float
-        Target accepted risk in (0, 1].
-    delta : float
-        Allowed probability that the target does not hold.
-    grid : int
-        Number of candidate accepted shares (1/grid, 2/grid, ..., 1).
-
-    Returns
-    -------
-    RiskControlled
-        ``threshold`` is ``-inf`` (accept nothing) when no candidate is valid.
+    ``delta`` is the whole contract's: with both sides controlled each side is tested at
+    δ/2, so both bounds hold together with probability >= 1 - δ.
     """
-    from mapie.risk_control import BinaryClassificationController, BinaryRisk
 
-    labels = np.asarray(y, dtype=np.int64)
-    r = np.asarray(risk, dtype=np.float64)
-    s = np.sort(r)
-    n = s.size
-    candidates = np.unique([s[_count(k / grid, n) - 1] for k in range(1, grid + 1)])
-    accepted_risk = BinaryRisk(
-        risk_occurrence=lambda y_true, y_pred: y_true.ravel() == 1,
-        risk_condition=lambda y_true, y_pred: y_pred.ravel() == 1,
-        higher_is_better=False,
-    )
-    rejected_share = BinaryRisk(
-        risk_occurrence=lambda y_true, y_pred: y_pred.ravel() == 0,
-        risk_condition=lambda y_true, y_pred: np.ones(y_pred.ravel().shape, dtype=bool),
-        higher_is_better=False,
-    )
+    delta: float
+    accept: Certified | None
+    review: Certified | None
 
-    def predict_accept(x: np.ndarray) -> np.ndarray:
-        # MAPIE predicts 1 where column 1 >= the parameter: -risk >= -t  <=>  risk <= t.
-        a = -np.asarray(x, dtype=np.float64).reshape(-1)
-        return np.column_stack([1.0 - a, a])
+    @property
+    def feasible(self) -> bool:
+        """Whether every controlled side certified a non-empty set."""
+        return all(c.feasible for c in (self.accept, self.review) if c is not None)
 
-    controller = BinaryClassificationController(
-        predict_function=predict_accept,
-        risk=accepted_risk,
-        target_level=float(max_accepted_risk),
-        confidence_level=1.0 - float(delta),
-        best_predict_param_choice=rejected_share,
-        list_predict_params=-candidates,
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        controller.calibrate(r.reshape(-1, 1), labels)
-    best = controller.best_predict_param
-    threshold = -math.inf if best is None else float(-best)
-    accepted = r <= threshold
-    return RiskControlled(
-        threshold=threshold,
-        accepted_share=float(accepted.mean()),
-        empirical_accepted_risk=float(labels[accepted].mean()) if accepted.any() else None,
-        max_accepted_risk=float(max_accepted_risk),
-        delta=float(delta),
-        candidates=int(candidates.size),
-        valid_candidates=len(controller.valid_predict_params),
-    )
+    def to_dict(self) -> dict:
+        """JSON-friendly form."""
+        return {
+            "delta": self.delta,
+            "accept": None if self.accept is None else self.accept.to_dict(),
+            "review": None if self.review is None else self.review.to_dict(),
+        }
+
+
+def infeasible_message(guarantee: Guarantee, y: np.ndarray, risk: np.ndarray) -> str | None:
+    """One line naming each side that certified nothing and the tightest target it could."""
+    parts = []
+    for side, cert, key in (
+        ("accept", guarantee.accept, "max_accepted_risk"),
+        ("review", guarantee.review, "min_review_precision"),
+    ):
+        if cert is None or cert.feasible:
+            continue
+        best = best_achievable(side, y, risk, cert.delta)
+        target = cert.target if side == "accept" else 1.0 - cert.target
+        what = "accepted risk <=" if side == "accept" else "review precision >="
+        reach = (
+            "no target in (0, 1) can be certified"
+            if best is None
+            else f"the tightest that can be is {what} {best:.3f}"
+        )
+        parts.append(
+            f"routing.{key}={target:g} cannot be guaranteed with probability "
+            f"{1 - guarantee.delta:g} on these {len(risk):,} labelled rows ({reach})"
+        )
+    if not parts:
+        return None
+    return "; ".join(parts) + "; loosen the target, raise routing.delta or label more rows"
 
 
 def contract_thresholds(
-    y: np.ndarray,
-    risk: np.ndarray,
-    review_budget: float,
-    accept_budget: float,
-    accept_rule: str,
-    max_accepted_risk: float | None,
-    delta: float,
-) -> tuple[Thresholds, RiskControlled | None]:
-    """The contract's thresholds under `accept_rule` (``budget`` or ``risk_controlled``)."""
-    base = budget_thresholds(risk, review_budget, accept_budget)
-    if accept_rule == "budget":
+    y: np.ndarray, risk: np.ndarray, routing: Any
+) -> tuple[Thresholds, Guarantee | None]:
+    """The contract's thresholds under its accept and review rules, set together.
+
+    Parameters
+    ----------
+    y, risk : arrays
+        Labels (1 = hallucinated) and out-of-fold risks of the calibration rows.
+    routing : RoutingConf
+        ``review_budget`` / ``accept_budget`` for a ``budget`` side;
+        ``accept_rule=risk_controlled`` (``max_accepted_risk``) and
+        ``review_rule=precision_controlled`` (``min_review_precision``) certify a side;
+        ``delta`` is shared by the controlled sides.
+
+    Returns
+    -------
+    (Thresholds, Guarantee or None)
+        None when both sides are budgets. A side that certifies nothing accepts (reviews)
+        nothing; `infeasible_message` says why, and `fit_gate` refuses to register it.
+
+    Raises
+    ------
+    ValueError
+        When the accepted and reviewed sets would share rows.
+    """
+    base = budget_thresholds(risk, routing.review_budget, routing.accept_budget)
+    accept_c = routing.accept_rule == "risk_controlled"
+    review_c = routing.review_rule == "precision_controlled"
+    if not (accept_c or review_c):
         return base, None
-    rc = risk_controlled_accept(y, risk, float(max_accepted_risk), delta)
-    accept_at = min(rc.threshold, np.nextafter(base.review_at, -math.inf))
-    return _with_shares(risk, base.review_at, float(accept_at), "risk_controlled"), rc
+    delta = float(routing.delta) / (2 if accept_c and review_c else 1)
+    accept = certify_accept(y, risk, routing.max_accepted_risk, delta) if accept_c else None
+    review = certify_review(y, risk, routing.min_review_precision, delta) if review_c else None
+    review_at = review.threshold if review is not None else base.review_at
+    accept_at = accept.threshold if accept is not None else base.accept_at
+    if accept_at >= review_at:
+        raise ValueError(
+            f"the accepted rows (risk <= {accept_at:.4g}) and the reviewed rows (risk >= "
+            f"{review_at:.4g}) overlap: tighten routing.max_accepted_risk or "
+            "routing.min_review_precision, or lower the budget of the other side"
+        )
+    rule = "+".join(
+        r for r, on in (("risk_controlled", accept_c), ("precision_controlled", review_c)) if on
+    )
+    guarantee = Guarantee(float(routing.delta), accept, review)
+    return _with_shares(risk, float(review_at), float(accept_at), rule), guarantee

@@ -1,17 +1,22 @@
 """Fit the routing gate on every labelled row and hand it to the registry as a pyfunc model.
 
-Thresholds come from out-of-fold scores (grouped CV) at ``routing.review_budget`` and
-``routing.accept_budget`` (or, with ``routing.accept_rule=risk_controlled``, MAPIE's
-Learn-Then-Test threshold for ``routing.max_accepted_risk`` at 1 - ``routing.delta``);
-the gate itself is then fitted on all rows. The model's metadata carries the thresholds,
-budgets, the OOF promise with intervals, the training data fingerprint and sources; the
-tracking layer logs it into this run, registers it and sets the alias
-(`runner.tracking.publish`).
+Thresholds come from out-of-fold scores (grouped CV): budgets (``routing.review_budget``,
+``routing.accept_budget``), or certified bounds (``routing.accept_rule=risk_controlled``:
+accepted risk <= ``max_accepted_risk``; ``routing.review_rule=precision_controlled``:
+review precision >= ``min_review_precision``; both with probability 1 - ``routing.delta``,
+`runner.routing.risk_control`). A target these rows cannot certify stops the run with one
+line saying the tightest one they can. With ``routing.verifier=<name>`` the cascade is
+calibrated as one system: the gate's accept threshold and the verifier's threshold chosen
+together for the final accepted risk, at the least verifier cost (`calibrate_cascade`),
+and registered with the model (``cascade`` in its metadata, which `route` applies).
+The gate itself is then fitted on all rows. The model's metadata carries the thresholds,
+budgets, the bounds, the OOF promise with intervals, the calibration risk profile (for
+`route`'s shift test), the training data fingerprint and sources; the tracking layer logs
+it into this run, registers it and sets the alias (`runner.tracking.publish`).
 """
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,14 +24,22 @@ import numpy as np
 from sklearn.base import clone
 
 from runner.config import TrackingConf
-from runner.errors import ConfigError
+from runner.errors import ConfigError, DataError
 from runner.evaluation import BootstrapConf, score_gates
 from runner.features import with_lexical_features
 from runner.results import ModelSpec, StudyResult
-from runner.routing import RoutingConf, Thresholds, contract_thresholds, report
+from runner.routing import (
+    RoutingConf,
+    Thresholds,
+    cascade,
+    contract_thresholds,
+    decide,
+    infeasible_message,
+    report,
+    shift,
+)
+from runner.routing.risk_control import calibrate_cascade
 from runner.studies.contract import RunContext, Study, check_named
-
-log = logging.getLogger(__name__)
 
 TITLES = {
     "contract": "The routing contract on the out-of-fold scores",
@@ -39,6 +52,19 @@ class Params:
     """Nothing beyond the routing group; kept for the study contract."""
 
     input_example_rows: int = 2
+
+
+def _with_cascade(risk: np.ndarray, thresholds: Thresholds, calibrated: dict) -> Thresholds:
+    """The gate's thresholds with the cascade's accept threshold (the review one is kept)."""
+    accept_at = float(calibrated["accept_at"])
+    decisions = decide(risk, thresholds.review_at, accept_at)
+    return Thresholds(
+        review_at=thresholds.review_at,
+        accept_at=accept_at,
+        review_share=float(np.mean(decisions == "review")),
+        accept_share=float(np.mean(decisions == "accept")),
+        rule=f"{thresholds.rule}+cascade",
+    )
 
 
 def _realised(y: np.ndarray, risk: np.ndarray, thresholds: Thresholds) -> dict:
@@ -59,11 +85,26 @@ class FitGate(Study, name="fit_gate", titles=TITLES):
     bootstrap: BootstrapConf
     routing: RoutingConf
     tracking: TrackingConf  # only whether it is on: the run's store is `RunContext.tracking`
+    verifiers: dict[str, Any] = field(default_factory=dict)  # the cascade's (routing.verifier)
     params: Params = field(default_factory=Params)
 
     def __post_init__(self) -> None:
         """The contract's settings, the gate and tracking, before any data is read."""
-        check_named(self.gates, [self.routing.gate], "routing.gate", "gates")
+        routing = self.routing
+        check_named(self.gates, [routing.gate], "routing.gate", "gates")
+        if routing.verifier:
+            check_named(self.verifiers, [routing.verifier], "routing.verifier", "verifiers")
+            if routing.accept_rule != "risk_controlled":
+                raise ConfigError(
+                    f"routing.verifier={routing.verifier!r}: fit_gate calibrates the cascade "
+                    "for a final accepted risk; set routing.accept_rule=risk_controlled and "
+                    "routing.max_accepted_risk"
+                )
+        elif self.verifiers:
+            raise ConfigError(
+                f"fit_gate: verifiers {sorted(self.verifiers)} are configured but "
+                "routing.verifier is unset; name the cascade's verifier or remove them"
+            )
         if self.tracking is None or not self.tracking.enabled:
             raise ConfigError(
                 "fit_gate registers the model in MLflow: it cannot run with tracking=off"
@@ -82,26 +123,18 @@ class FitGate(Study, name="fit_gate", titles=TITLES):
         frame = with_lexical_features(data.frame, run.cache_dir).reset_index(drop=True)
         scores = score_gates({name: gate}, frame, self.split, progress=run.progress)
         y, risk = scores["label"].to_numpy(), scores[name].to_numpy(float)
-        thresholds, rc = contract_thresholds(
-            y,
-            risk,
-            routing.review_budget,
-            routing.accept_budget,
-            routing.accept_rule,
-            routing.max_accepted_risk,
-            routing.delta,
-        )
-        if rc is not None and rc.valid_candidates == 0:
-            log.warning(
-                "risk control: no accepted share has accepted risk <= %s with probability %s on "
-                "%d labelled rows; nothing will be accepted (more labelled rows, or a larger "
-                "routing.delta, give the guarantee room)",
-                routing.max_accepted_risk,
-                1 - routing.delta,
-                len(frame),
-            )
+        try:
+            thresholds, guarantee = contract_thresholds(y, risk, routing)
+        except ValueError as exc:
+            raise DataError(f"fit_gate: {exc}") from None
+        if guarantee is not None and not guarantee.feasible:
+            raise DataError(f"fit_gate: {infeasible_message(guarantee, y, risk)}")
+        calibrated = self._calibrate_cascade(frame, y, risk, thresholds)
+        if calibrated is not None:
+            thresholds = _with_cascade(risk, thresholds, calibrated)
         result = StudyResult(scores=scores, titles=dict(TITLES))
-        accept_budget = thresholds.accept_share if rc is not None else routing.accept_budget
+        controlled = guarantee is not None and guarantee.accept is not None
+        accept_budget = thresholds.accept_share if controlled else routing.accept_budget
         stats = report.add_operating_table(
             result,
             scores,
@@ -132,7 +165,9 @@ class FitGate(Study, name="fit_gate", titles=TITLES):
             "accept_budget": routing.accept_budget,
             "accept_rule": routing.accept_rule,
             "accepted_risk_target": target,
-            "risk_control": None if rc is None else {k: v for k, v in vars(rc).items()},
+            "review_rule": routing.review_rule,
+            "risk_control": None if guarantee is None else guarantee.to_dict(),
+            "cascade": None if calibrated is None else calibrated,
             "oof_report": promised,
             "oof_realised": realised,
             "training_data": {
@@ -142,10 +177,9 @@ class FitGate(Study, name="fit_gate", titles=TITLES):
                 "positives": int(y.sum()),
             },
             "training_sources": sources,
+            "calibration_profile": shift.risk_profile(risk),
             "runner_commit": run.commit or "unknown",
         }
-        if rc is not None and not np.isfinite(rc.threshold):
-            metadata["risk_control"]["threshold"] = "-inf"
         example = data.frame[list(INPUT_FIELDS)].head(params.input_example_rows)
         result.model = ModelSpec(
             python_model=RoutingModel(
@@ -163,3 +197,31 @@ class FitGate(Study, name="fit_gate", titles=TITLES):
         )
         result.extra["contract.json"] = metadata
         return result
+
+    def _calibrate_cascade(
+        self, frame: Any, y: np.ndarray, risk: np.ndarray, thresholds: Thresholds
+    ) -> dict | None:
+        """With ``routing.verifier``: the gate's accept threshold and the verifier's, chosen
+        together for the final accepted risk (`calibrate_cascade`) on the verifier's scores of
+        every row below the review threshold; None without a verifier."""
+        routing = self.routing
+        if not routing.verifier:
+            return None
+        verifier = self.verifiers[routing.verifier]
+        below = risk < thresholds.review_at
+        band = cascade.score_band(verifier, frame, below)
+        cal = calibrate_cascade(
+            y, risk, band.risk, thresholds.review_at, routing.max_accepted_risk, routing.delta
+        )
+        if not cal.feasible:
+            raise DataError(
+                f"fit_gate: routing.max_accepted_risk={routing.max_accepted_risk:g} cannot be "
+                f"guaranteed for the cascade {routing.gate} -> {routing.verifier} with "
+                f"probability {1 - routing.delta:g} on these {len(y):,} labelled rows; loosen "
+                "the target, raise routing.delta or label more rows"
+            )
+        return {
+            **cal.to_dict(),
+            "verifier": routing.verifier,
+            "verifier_ms_per_row": band.ms_per_row,
+        }
