@@ -213,6 +213,7 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
         cache_dir=cfg.paths.get("cache_dir"),
         commit=git["commit"],
         tracking=store,
+        overrides=tuple(overrides),
     )
     info = RunInfo(run_id=folder.run_id, overrides=overrides, git=git)
     tracking_uri = store.uri if store is not None else None

@@ -75,6 +75,9 @@ class ModelLink:
     version: str
     tag: str
     uri: str | None = None  # the URI the run asked for (e.g. ``models:/<name>@champion``)
+    records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Version tag -> a JSON record for the version, stamped with the run's id (``run_id``)
+    when it is written, e.g. the audit's running test (`runner.routing.sequential`)."""
 
 
 class RunFeedback(Protocol):
@@ -117,7 +120,10 @@ class StudyResult:
         The registered model version the run used; the tracking layer links the two.
     series : dict
         Metrics with a step (name -> list of (step, value)), e.g. a training loss per
-        step; MLflow keeps each as a metric history.
+        step; MLflow keeps each as a metric history (``series/<name>``).
+    metrics : dict
+        Run-level numbers that are no table cell, logged under their own name (e.g.
+        ``audit_alarm``, ``shift_ks_p``).
     trace_feedback : RunFeedback or None
         Assessments to log onto MLflow traces once the run id is known
         (`runner.routing.trace_feedback.TraceFeedback`, from `route` over traces).
@@ -133,6 +139,7 @@ class StudyResult:
     model: ModelSpec | None = None
     model_link: ModelLink | None = None
     series: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
+    metrics: dict[str, float] = field(default_factory=dict)
     trace_feedback: RunFeedback | None = None
 
     def add(

@@ -320,6 +320,7 @@ class TrackedRun:
         metrics = cell_metrics(result)
         for key, value in _numeric_runtime(result.runtime).items():
             metrics[metric_key("runtime", key)] = value
+        metrics.update({metric_key(k): float(v) for k, v in result.metrics.items()})
         metric_items = [Metric(k, v, 0, 0) for k, v in metrics.items()]
         metric_items += [
             Metric(metric_key("series", name), float(v), 0, int(step))
@@ -566,12 +567,17 @@ def _reuse_version(
 
 
 def link_model(tracking_uri: str | None, link: ModelLink, run_id: str) -> None:
-    """Tag the model version `link` names with the run that used it (tag `link.tag`)."""
+    """Tag the model version `link` names with the run that used it (tag `link.tag`) and
+    with its `link.records` (JSON, each stamped ``run_id``: a reader can tell a record a
+    failed run left from one a finished run did)."""
     import mlflow
 
     uri = _store(tracking_uri)
     client = mlflow.MlflowClient(tracking_uri=uri, registry_uri=uri)
     retry_locked(client.set_model_version_tag, link.name, link.version, link.tag, run_id)
+    for tag, record in link.records.items():
+        value = json.dumps({**record, "run_id": run_id}, sort_keys=True)
+        retry_locked(client.set_model_version_tag, link.name, link.version, tag, value)
 
 
 def _dataset_entity(data: Any) -> Any:

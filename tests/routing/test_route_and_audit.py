@@ -12,6 +12,8 @@ from scipy.stats import beta
 from runner.errors import DataError
 from runner.routing.audit import estimate
 from runner.routing.model import InputError, check_input
+from runner.routing.shift import risk_profile
+from runner.routing.stream_report import shift_check
 from runner.routing.traffic import audit_sample, handle_unseen, realised
 
 
@@ -68,3 +70,46 @@ def test_the_audit_interval_is_exact_and_the_verdict_follows_it():
 def test_a_bad_request_names_the_field(frame, needle):
     with pytest.raises(InputError, match=needle):
         check_input(frame)
+
+
+class _Shards:
+    """Stands in for a work folder: `read` gives shard `index`'s risks."""
+
+    def __init__(self, shards):
+        self.shards = shards
+
+    def read(self, index, columns):
+        return pd.DataFrame({"risk": self.shards[index]})[columns]
+
+
+def _totals(shards, unseen=None):
+    from types import SimpleNamespace
+
+    rows = sum(len(s) for s in shards)
+    return SimpleNamespace(unseen=unseen or {}, rows=rows, batches=len(shards))
+
+
+def _model(profile):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(metadata={} if profile is None else {"calibration_profile": profile})
+
+
+def test_the_shift_check_reads_risks_shard_by_shard_and_flags_moved_traffic():
+    rng = np.random.default_rng(0)
+    profile = risk_profile(rng.beta(2, 5, 2000))
+    alike = [rng.beta(2, 5, 300) for _ in range(3)]
+    block = shift_check(_Shards(alike), _totals(alike), _model(profile))
+    assert not block["flagged"] and block["risk_test"]["routed_rows"] == 900
+    moved = [rng.beta(5, 2, 100)]
+    block = shift_check(_Shards(moved), _totals(moved), _model(profile))
+    assert block["flagged"] and block["risk_test"]["flagged"] and "KS p" in block["why"]
+    block = shift_check(_Shards(alike), _totals(alike, {"new_team": 9}), _model(profile))
+    assert block["flagged"] and block["unseen_source_share"] == pytest.approx(0.01)
+
+
+def test_a_model_without_a_calibration_profile_has_no_risk_test_and_says_so():
+    shards = [np.linspace(0, 1, 50)]
+    block = shift_check(_Shards(shards), _totals(shards), _model(None))
+    assert block["flagged"] is False
+    assert block["risk_test"]["available"] is False and "calibration_profile" in block["why"]

@@ -108,7 +108,7 @@ def test_the_detector_decides_only_the_verify_band_and_the_gate_decision_stays(c
     assert metrics["final/sent to verifier/rows"] == band.sum()
 
 
-def test_a_verifier_without_a_threshold_fails_before_any_data_is_read(tmp_path):
+def test_a_misconfigured_verifier_fails_before_any_data_is_read(tmp_path):
     missing = tmp_path / "does_not_exist.jsonl"
     lexical = [
         "+verifiers.lexical._target_=runner.gates.FeatureGate",
@@ -116,12 +116,25 @@ def test_a_verifier_without_a_threshold_fails_before_any_data_is_read(tmp_path):
         "routing.verifier=lexical",
     ]
     for overrides, needle in (
-        (lexical, "no flag threshold of its own; set routing.verifier_threshold"),
-        ([*lexical, "routing.verifier_threshold=nan"], "finite"),
+        ([*lexical, "routing.verifier_threshold=nan"], "a number"),
         (["routing.verifier=detector"], "not a configured verifier"),
     ):
         with pytest.raises(ConfigError, match=needle):
             experiment(tmp_path, "route", f"dataset.path={missing}", *overrides)
+
+
+def test_a_verifier_without_a_threshold_fails_before_any_row_is_routed(contract):
+    # Its threshold could come from the model (a cascade fit_gate calibrated with it): the
+    # check waits for the model, and this one was fitted without a verifier.
+    root, rows, _ = contract
+    lexical = [
+        "+verifiers.lexical._target_=runner.gates.FeatureGate",
+        "+verifiers.lexical.feature=rouge_l_risk",
+        "routing.verifier=lexical",
+    ]
+    with pytest.raises(ConfigError, match=r"no flag threshold of its own; set routing\.verifier"):
+        route(root, rows, *lexical)
+    assert not list((root / "artifacts" / "route" / "runs").glob("*/decisions.parquet"))
 
 
 def test_the_cascade_in_batches_sends_the_same_rows_and_decides_them_alike(contract):

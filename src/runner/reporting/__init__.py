@@ -3,6 +3,7 @@
 from runner.reporting.claims_figures import claims_figures
 from runner.reporting.console import print_summary
 from runner.reporting.figures import cost_frontier, delta_bars, operating_curves, scope_bars
+from runner.reporting.guarantee_figures import guarantee_figure
 from runner.reporting.hri_figures import metric_grid_figure, roc_pr_figures
 from runner.reporting.logged_runs import TITLES_FILE, SkippedRun, read_cells, scan_logged_runs
 from runner.reporting.manifest import RunInfo, git_state
@@ -28,6 +29,7 @@ __all__ = [
     "delta_bars",
     "documents",
     "git_state",
+    "guarantee_figure",
     "metric_grid_figure",
     "operating_curves",
     "print_summary",

@@ -2,8 +2,9 @@
 
 Why in `reporting`: the `operating_report` study computes cells and extras; turning them
 into a document a team reads (a header naming the data and what could not be computed,
-every table, the gates' cost, the figures) is rendering, like the tables and figures
-every study gets. Drawn after the tables and figures exist, so the report links them.
+every table, the gates' cost, the figures, and last the recommendation a team lead acts
+on) is rendering, like the tables and figures every study gets. Drawn after the tables and
+figures exist, so the report links them.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def render_markdown(result: StudyResult, out_dir: Path, header: Sequence[str]) -
     cells = result.cells_frame()
     parts = [*header, ""]
     for table in dict.fromkeys(cells["table"]):
-        if table.startswith("curve_"):
+        if table.startswith("curve_") or table == "recommendation":
             continue
         parts += [to_markdown(pivot_table(cells, table), result.titles.get(table, table)), ""]
     timing = result.runtime.get("gates") or {}
@@ -71,7 +72,102 @@ def render_markdown(result: StudyResult, out_dir: Path, header: Sequence[str]) -
         parts.append("")
     for png in sorted((out_dir / "figures").glob("*.png")):
         parts += [f"![{png.stem}](figures/{png.name})", ""]
+    rec = result.extra.get("recommendation.json")
+    if rec:
+        parts += recommendation_section(rec)
     return "\n".join(parts)
+
+
+def _num(x: float | None, pattern: str = "{:.3f}") -> str:
+    return "–" if x is None else pattern.format(x)
+
+
+def recommendation_section(rec: dict) -> list[str]:
+    """The report's last section: the decision in prose, a table of the contract and the
+    next budgets, and the `fit_gate` command in a code block."""
+    rows, first = rec["rows"], rec["rows"][0]
+    conf = 1 - rec["delta"]
+    lines = ["## Recommendation", ""]
+    lines.append(f"**Ship `{rec['ship']}`** at `{' '.join(rec['setting'])}`: {rec['why']}.")
+    lines.append("")
+    if not rec["feasible"]:
+        lines.append(f"- **Not achievable:** {rec['infeasible']}.")
+        best = ", ".join(
+            f"`routing.{k}={v:g}`" if v is not None else f"`routing.{k}`: none"
+            for k, v in rec["best_achievable"].items()
+        )
+        uses = "; the command below uses it" if rec["command_at_best_achievable"] else ""
+        if best:
+            lines.append(f"- Best achievable on these rows: {best}{uses}.")
+    else:
+        at = f"review at risk >= {_num(first['review_at'], '{:.6g}')}, accept at risk <= "
+        at += _num(first["accept_at"], "{:.6g}")
+        if rec["kind"] == "cascade":
+            at += f", verifier accepts below {_num(first['verifier_threshold'], '{:.6g}')}"
+        lines.append(f"- Thresholds (on the out-of-fold scores, as `fit_gate` sets them): {at}.")
+        bounds = []
+        if first["accepted_risk_guaranteed"] is not None:
+            bounds.append(f"accepted risk <= {first['accepted_risk_guaranteed']:g}")
+        if first["review_precision_guaranteed"] is not None:
+            scope = " (the gate's review band)" if rec["kind"] == "cascade" else ""
+            bounds.append(f"review precision >= {first['review_precision_guaranteed']:g}{scope}")
+        if bounds:
+            lines.append(
+                f"- Guaranteed with probability {conf:g} for traffic like these rows: "
+                f"{' and '.join(bounds)}."
+            )
+    controlled = rec["controlled"]
+    if not (controlled["accept"] and controlled["review"]):
+        side = " and ".join(
+            s
+            for s, on in (("accept", controlled["accept"]), ("review", controlled["review"]))
+            if not on
+        )
+        ci = first["accepted_risk_ci_high"]
+        seen = f" (accepted risk 95 % CI upper end {ci:.3f})" if ci is not None else ""
+        lines.append(f"- The {side} side is a budget: no guarantee{seen}.")
+        lines += [
+            f"- {hint[0].upper()}{hint[1:]}." if hint.startswith("no ") else f"- For one: {hint}."
+            for hint in rec["hints"]
+        ]
+    verify = "sent to the verifier" if rec["kind"] == "cascade" else "verify"
+    lines.append(
+        f"- Expected per 1,000 rows: {1000 * first['accept_share']:.0f} accepted, "
+        f"{1000 * first['verify_share']:.0f} {verify}, {first['reviews_per_1000']:.0f} "
+        "human reviews."
+    )
+    lines += ["", "| setting | accept | " + verify + " | review | accepted risk | "
+              "review precision | gate CPU s / 1k | verifier CPU s / 1k | reviews / 1k |",
+              "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for row in rows:
+        risk = _bound(row, "accepted_risk", "<=")
+        precision = _bound(row, "review_precision", ">=")
+        lines.append(
+            f"| {row['setting']} | {row['accept_share']:.1%} | {row['verify_share']:.1%} | "
+            f"{row['review_share']:.1%} | {risk} | {precision} | "
+            f"{_num(row['gate_s_per_1000'], '{:.2f}')} | "
+            f"{_num(row['verifier_s_per_1000'], '{:.2f}')} | {row['reviews_per_1000']:.0f} |"
+        )
+    lines += [
+        "",
+        "Accepted risk and review precision: the guaranteed bound where the rule is "
+        "controlled and met, else the out-of-fold value (95 % CI upper end in brackets).",
+        "",
+    ]
+    lines += ["To ship it:", "", "```", rec["command"], "```", ""]
+    if rec.get("command_note"):
+        lines += [f"Note: {rec['command_note']}.", ""]
+    return lines
+
+
+def _bound(row: dict, name: str, sign: str) -> str:
+    guaranteed = row.get(f"{name}_guaranteed")
+    if guaranteed is not None:
+        return f"{sign} {guaranteed:g} (OOF {_num(row.get(f'{name}_oof'))})"
+    text = _num(row.get(f"{name}_oof"))
+    high = row.get(f"{name}_ci_high")
+    text += f" [{high:.3f}]" if high is not None else ""
+    return text if row["feasible"] else f"{text} (target not met)"
 
 
 def render_html(markdown: str, out_dir: Path, title: str) -> str:
@@ -88,6 +184,7 @@ def render_html(markdown: str, out_dir: Path, title: str) -> str:
         "body{font-family:sans-serif;max-width:60em;margin:2em auto}"
         "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px}"
         "img{max-width:100%}"
+        "pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f4f4f4;padding:.6em}"
     )
     return (
         f"<!doctype html>\n<html><head><meta charset='utf-8'><title>{title}</title>"

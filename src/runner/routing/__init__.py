@@ -18,14 +18,17 @@ from runner.lazy_exports import on_first_use
 from runner.routing.audit import estimate
 from runner.routing.config import RoutingConf
 from runner.routing.registry import load_routed_model, parse_model_uri
+from runner.routing.risk_control import CascadeCalibration, Certified, calibrate_cascade
 from runner.routing.thresholds import (
     DECISIONS,
+    Contract,
     Guarantee,
     Thresholds,
     budget_thresholds,
     contract_thresholds,
     decide,
     infeasible_message,
+    set_contract,
 )
 from runner.routing.trace_feedback import TraceFeedback
 from runner.routing.work_folder import WorkFolder, work_key, work_root
@@ -43,6 +46,9 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "DECISIONS",
     "INPUT_FIELDS",
+    "CascadeCalibration",
+    "Certified",
+    "Contract",
     "Guarantee",
     "RoutingConf",
     "RoutingModel",
@@ -50,12 +56,14 @@ __all__ = [
     "TraceFeedback",
     "WorkFolder",
     "budget_thresholds",
+    "calibrate_cascade",
     "contract_thresholds",
     "decide",
     "estimate",
     "infeasible_message",
     "load_routed_model",
     "parse_model_uri",
+    "set_contract",
     "signature",
     "work_key",
     "work_root",

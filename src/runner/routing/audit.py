@@ -9,6 +9,10 @@ Clopper-Pearson holds its coverage at the small sample sizes audits have.
 
 Verdict: ``holds`` when the interval's upper end is at or below the target, ``violated``
 when its lower end is above it, ``inconclusive`` otherwise (audit more rows).
+
+This interval holds for one look at one sample. Audits that go on, batch after batch, are
+judged by the running test of `runner.routing.sequential` (anytime-valid, continued per
+model version); the audit study reports both.
 """
 
 from __future__ import annotations

@@ -36,6 +36,7 @@ import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
+from scipy.special import betainc
 from scipy.stats import binom
 
 CASCADE_VERIFIER_SHARE = 0.1
@@ -56,7 +57,9 @@ class Certified:
     ``threshold`` is where the set ends (accept: risk <= threshold; review: risk >=
     threshold); ``-inf`` (accept) / ``+inf`` (review) when nothing is certified.
     ``upper_bound`` is the exact (Clopper-Pearson) upper confidence bound of the set's
-    error rate at the level tested; ``feasible`` is False when no candidate was certified.
+    error rate at the level tested (on effective counts when rows are grouped, with
+    ``design_effect`` the factor they were divided by); ``feasible`` is False when no
+    candidate was certified.
     The error is a hallucinated row on the accept side and a faithful row on the review
     side, so there ``empirical``/``upper_bound``/``target`` are 1 - review precision.
     """
@@ -73,6 +76,7 @@ class Certified:
     start_rows: int
     candidates: int
     certified: int
+    design_effect: float = 1.0
 
     @property
     def feasible(self) -> bool:
@@ -92,17 +96,52 @@ def _finite_or_str(x: float) -> float | str:
 
 
 def binomial_pvalue(errors: np.ndarray, rows: np.ndarray, target: float) -> np.ndarray:
-    """p-value of "error rate > target" given `errors` among `rows` (exact, one-sided)."""
-    rows = np.asarray(rows)
-    p = binom.cdf(np.asarray(errors), rows, target)
-    return np.where(rows > 0, p, 1.0)
+    """p-value of "error rate > target" given `errors` among `rows` (exact, one-sided).
+
+    ``P(Bin(rows, target) <= errors)``, written as the regularised incomplete beta function
+    so that effective (non-integer) counts of grouped rows (`effective_counts`) keep the
+    same test; for whole counts it is the binomial CDF exactly.
+    """
+    m = np.asarray(rows, dtype=np.float64)
+    k = np.asarray(errors, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = betainc(np.maximum(m - k, 1e-300), k + 1.0, 1.0 - target)
+    return np.where((m > 0) & (k < m), p, 1.0)
 
 
-def upper_bound(errors: int, rows: int, delta: float) -> float:
-    """Exact (Clopper-Pearson) one-sided 1 - δ upper bound of an error rate."""
-    if rows == 0:
-        return 1.0
-    if errors >= rows:
+def effective_counts(
+    y: np.ndarray, selected: np.ndarray, codes: np.ndarray | None
+) -> tuple[float, float, float]:
+    """(effective rows, effective errors, design effect) of the selected rows.
+
+    Rows of one context group (several answers to one question) are not independent: their
+    labels move together, so a set of m grouped rows carries less evidence than m
+    independent ones. The design effect is the cluster-robust variance of the set's error
+    rate over the binomial one (at least 1); counts are divided by it (Kish's effective
+    sample size), so the binomial test and bound stay the same functions of the counts.
+    Without groups (`codes` None) the design effect is 1.
+    """
+    m_raw = int(selected.sum())
+    k_raw = float(y[selected].sum())
+    if codes is None or m_raw == 0:
+        return float(m_raw), k_raw, 1.0
+    g = codes[selected]
+    m_g = np.bincount(g)
+    k_g = np.bincount(g, weights=y[selected].astype(np.float64))
+    active = m_g > 0
+    m_g, k_g = m_g[active], k_g[active]
+    p = k_raw / m_raw
+    if m_g.size < 2 or p in (0.0, 1.0):
+        return float(m_raw), k_raw, 1.0
+    var = (m_g.size / (m_g.size - 1)) * np.sum((k_g - p * m_g) ** 2) / m_raw**2
+    deff = max(1.0, float(var * m_raw / (p * (1.0 - p))))
+    return m_raw / deff, k_raw / deff, deff
+
+
+def upper_bound(errors: float, rows: float, delta: float) -> float:
+    """Exact (Clopper-Pearson) one-sided 1 - δ upper bound of an error rate (effective counts
+    of grouped rows are allowed, see `effective_counts`)."""
+    if rows <= 0 or errors >= rows:
         return 1.0
     from scipy.stats import beta
 
@@ -133,49 +172,74 @@ def _sequence(errors: np.ndarray, rows: np.ndarray, target: float, delta: float)
     return int(failed[0]) if failed.size else int(p.size)
 
 
-def _nested(y: np.ndarray, key: np.ndarray, grid: int, first: int) -> tuple:
-    """Candidate sets {key <= t} growing by 1/grid of the rows, from `first` rows on.
+def group_codes(groups: np.ndarray | None) -> np.ndarray | None:
+    """Integer codes of the rows' context groups (None: rows are independent)."""
+    if groups is None:
+        return None
+    return np.unique(np.asarray(groups).astype(str), return_inverse=True)[1]
 
-    Returns (thresholds, rows, errors) per candidate, with ties kept whole (a threshold
-    selects every row at or below it).
-    """
+
+@dataclass(frozen=True)
+class _Candidates:
+    """Nested candidate sets {key <= t} with raw and effective counts."""
+
+    thresholds: np.ndarray
+    rows: np.ndarray
+    errors: np.ndarray
+    eff_rows: np.ndarray
+    eff_errors: np.ndarray
+    deff: np.ndarray
+
+
+def _nested(
+    y: np.ndarray, key: np.ndarray, grid: int, first: int, codes: np.ndarray | None
+) -> _Candidates:
+    """Candidate sets {key <= t} growing by 1/grid of the rows, from `first` rows on (ties
+    kept whole: a threshold selects every row at or below it)."""
     order = np.sort(key)
     n = order.size
     counts = sorted({math.ceil(round(k * n / grid, 9)) for k in range(1, grid + 1)})
     thresholds = np.unique([order[c - 1] for c in counts])
     rows = np.searchsorted(order, thresholds, side="right")
-    keep = rows >= first
-    thresholds, rows = thresholds[keep], rows[keep]
-    sorted_y = y[np.argsort(key, kind="stable")]
-    errors = np.concatenate([[0], np.cumsum(sorted_y)])[rows]
-    return thresholds, rows, errors
+    thresholds, rows = thresholds[rows >= first], rows[rows >= first]
+    stats = [effective_counts(y, key <= t, codes) for t in thresholds]
+    eff = np.array(stats, dtype=np.float64).reshape(-1, 3)
+    errors = np.array([int(y[key <= t].sum()) for t in thresholds], dtype=np.int64)
+    return _Candidates(thresholds, rows, errors, eff[:, 0], eff[:, 1], eff[:, 2])
 
 
 def _certify(
-    side: str, y_error: np.ndarray, key: np.ndarray, target: float, delta: float, grid: int
+    side: str,
+    y_error: np.ndarray,
+    key: np.ndarray,
+    target: float,
+    delta: float,
+    grid: int,
+    codes: np.ndarray | None,
 ) -> Certified:
     n = key.size
     first = start_rows(target, delta)
-    thresholds, rows, errors = _nested(y_error, key, grid, first)
-    certified = _sequence(errors, rows, target, delta)
+    c = _nested(y_error, key, grid, first, codes)
+    certified = _sequence(c.eff_errors, c.eff_rows, target, delta)
     if certified == 0:
         return Certified(side, -math.inf, 0.0, 0, 0, None, None, target, delta, first,
-                         int(thresholds.size), 0)  # fmt: skip
+                         int(c.thresholds.size), 0)  # fmt: skip
     i = certified - 1
-    m, k = int(rows[i]), int(errors[i])
+    m, k = int(c.rows[i]), int(c.errors[i])
     return Certified(
         side,
-        float(thresholds[i]),
+        float(c.thresholds[i]),
         m / n,
         m,
         k,
         k / m,
-        upper_bound(k, m, delta),
+        upper_bound(float(c.eff_errors[i]), float(c.eff_rows[i]), delta),
         target,
         delta,
         first,
-        int(thresholds.size),
+        int(c.thresholds.size),
         certified,
+        float(c.deff[i]),
     )
 
 
@@ -188,15 +252,30 @@ def _check(y: np.ndarray, risk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def certify_accept(
-    y: np.ndarray, risk: np.ndarray, max_risk: float, delta: float, grid: int = 100
+    y: np.ndarray,
+    risk: np.ndarray,
+    max_risk: float,
+    delta: float,
+    grid: int = 100,
+    groups: np.ndarray | None = None,
 ) -> Certified:
-    """The largest low-risk set whose accepted risk is <= `max_risk` with prob. 1 - δ."""
+    """The largest low-risk set whose accepted risk is <= `max_risk` with prob. 1 - δ.
+
+    `groups` (the rows' context groups) makes the test count grouped rows by their
+    effective number (`effective_counts`); without it rows are taken as independent.
+    """
     labels, r = _check(y, risk)
-    return _certify("accept", labels, r, float(max_risk), float(delta), grid)
+    codes = group_codes(groups)
+    return _certify("accept", labels, r, float(max_risk), float(delta), grid, codes)
 
 
 def certify_review(
-    y: np.ndarray, risk: np.ndarray, min_precision: float, delta: float, grid: int = 100
+    y: np.ndarray,
+    risk: np.ndarray,
+    min_precision: float,
+    delta: float,
+    grid: int = 100,
+    groups: np.ndarray | None = None,
 ) -> Certified:
     """The largest high-risk set whose review precision is >= `min_precision` w.p. 1 - δ.
 
@@ -204,22 +283,38 @@ def certify_review(
     1 - `min_precision`. The threshold is on risk: review when risk >= threshold.
     """
     labels, r = _check(y, risk)
-    c = _certify("review", 1 - labels, -r, 1.0 - float(min_precision), float(delta), grid)
+    codes = group_codes(groups)
+    c = _certify("review", 1 - labels, -r, 1.0 - float(min_precision), float(delta), grid, codes)
     threshold = math.inf if not c.feasible else -c.threshold
     return Certified(**{**asdict(c), "threshold": threshold})
 
 
-def best_achievable(side: str, y: np.ndarray, risk: np.ndarray, delta: float) -> float | None:
+def best_achievable(
+    side: str, y: np.ndarray, risk: np.ndarray, delta: float, groups: np.ndarray | None = None
+) -> float | None:
     """The tightest target this side can certify on these rows (None: none in (0, 1)).
 
-    Accept: the smallest α with a certified set; review: the largest β.
+    Accept: the smallest α with a certified set; review: the largest β. Feasibility is
+    monotone in the target, so a bisection over a 0.001 grid finds it.
     """
     certify = certify_accept if side == "accept" else certify_review
     grid = np.round(np.arange(0.001, 1.0, 0.001), 3)
-    feasible = [t for t in grid if certify(y, risk, t, delta).feasible]
-    if not feasible:
+    if side == "review":
+        grid = grid[::-1]  # from the loosest precision to the tightest
+
+    def ok(i: int) -> bool:
+        return certify(y, risk, float(grid[i]), delta, groups=groups).feasible
+
+    hi = grid.size - 1
+    if not ok(hi):
         return None
-    return float(min(feasible)) if side == "accept" else float(max(feasible))
+    lo = 0
+    if ok(lo):
+        return float(grid[lo])
+    while hi - lo > 1:  # invariant: not ok(lo), ok(hi)
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return float(grid[hi])
 
 
 @dataclass(frozen=True)
@@ -242,6 +337,7 @@ class CascadeCalibration:
     accepted_errors: int
     empirical_accepted_risk: float | None
     upper_bound: float | None
+    design_effect: float
     max_accepted_risk: float
     delta: float
     path: str
@@ -260,6 +356,7 @@ def calibrate_cascade(
     max_accepted_risk: float,
     delta: float,
     grid: int = 100,
+    groups: np.ndarray | None = None,
 ) -> CascadeCalibration:
     """Gate accept threshold and verifier threshold for a final accepted risk <= α w.p. 1 - δ.
 
@@ -281,12 +378,12 @@ def calibrate_cascade(
     v = np.asarray(verifier_risk, dtype=np.float64)
     if v.shape != g.shape:
         raise ValueError("verifier_risk must have one score per row")
+    codes = group_codes(groups)
     n = g.size
     alpha, d = float(max_accepted_risk), float(delta)
     below_review = g < review_at
     d_gate = (1.0 - CASCADE_VERIFIER_SHARE) * d
     d_path = CASCADE_VERIFIER_SHARE * d / len(CASCADE_ANCHORS)
-    options: list[tuple] = []  # (accepted rows, -band rows, config)
 
     def config(accept_at: float, vt: float, path: str, level: float) -> tuple:
         gate_acc = g <= accept_at
@@ -294,6 +391,7 @@ def calibrate_cascade(
         ver_acc = band & (v < vt)
         acc = gate_acc | ver_acc
         m, k = int(acc.sum()), int(labels[acc].sum())
+        m_eff, k_eff, deff = effective_counts(labels, acc, codes)
         cal = CascadeCalibration(
             accept_at=float(accept_at),
             review_at=float(review_at),
@@ -305,7 +403,8 @@ def calibrate_cascade(
             accepted_rows=m,
             accepted_errors=k,
             empirical_accepted_risk=k / m if m else None,
-            upper_bound=upper_bound(k, m, level) if m else None,
+            upper_bound=upper_bound(k_eff, m_eff, level) if m else None,
+            design_effect=deff,
             max_accepted_risk=alpha,
             delta=d,
             path=path,
@@ -313,37 +412,34 @@ def calibrate_cascade(
         )
         return (m, -int(band.sum()), cal)
 
-    gate_path = _certify("accept", labels, g, alpha, d_gate, grid)
+    gate_path = _certify("accept", labels, g, alpha, d_gate, grid, codes)
     gate_at = gate_path.threshold if gate_path.feasible else -math.inf
-    options.append(config(min(gate_at, np.nextafter(review_at, -math.inf)), -math.inf,
-                          "gate alone", d_gate))  # fmt: skip
+    options = [config(min(gate_at, np.nextafter(review_at, -math.inf)), -math.inf,
+                      "gate alone", d_gate)]  # fmt: skip
     order = np.sort(g)
     first = start_rows(alpha, d_path)
-    thresholds, rows, errors = _nested(labels, g, grid, 1)
+    steps = _nested(labels, g, grid, first, codes)
     for anchor in CASCADE_ANCHORS:
         a_count = math.ceil(round(anchor * n, 9))
         anchor_at = float(order[a_count - 1]) if a_count else -math.inf
         if anchor_at >= review_at:
             continue
-        steps = [(t, r, e) for t, r, e in zip(thresholds, rows, errors, strict=True)
-                 if r >= first and t <= anchor_at]  # fmt: skip
+        on_path = steps.thresholds <= anchor_at
+        seq_rows = list(steps.eff_rows[on_path])
+        seq_errors = list(steps.eff_errors[on_path])
+        configs = [(float(t), -math.inf) for t in steps.thresholds[on_path]]
         band = (g > anchor_at) & below_review
         band_v = np.sort(v[band])
-        seq = [(float(t), -math.inf, int(r), int(e)) for t, r, e in steps]
-        base_rows = int((g <= anchor_at).sum())
-        base_err = int(labels[g <= anchor_at].sum())
         for share in VERIFIER_STEPS if band_v.size else ():
             cut = float(band_v[math.ceil(round(share * band_v.size, 9)) - 1])
             vt = float(np.nextafter(cut, math.inf))
-            sel = band & (v < vt)
-            seq.append((anchor_at, vt, base_rows + int(sel.sum()),
-                        base_err + int(labels[sel].sum())))  # fmt: skip
-        if not seq:
-            continue
-        passed = _sequence(np.array([s[3] for s in seq]), np.array([s[2] for s in seq]),
-                           alpha, d_path)  # fmt: skip
+            m_eff, k_eff, _ = effective_counts(labels, (g <= anchor_at) | (band & (v < vt)), codes)
+            seq_rows.append(m_eff)
+            seq_errors.append(k_eff)
+            configs.append((anchor_at, vt))
+        passed = _sequence(np.array(seq_errors), np.array(seq_rows), alpha, d_path)
         if passed:
-            at, vt, _, _ = seq[passed - 1]
+            at, vt = configs[passed - 1]
             options.append(config(at, vt, f"verifier after gate {100 * anchor:g} %", d_path))
     best = max(options, key=lambda o: (o[0], o[1]))
     return best[2]

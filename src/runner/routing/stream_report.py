@@ -4,10 +4,18 @@ Why apart from `runner.routing.stream`: routing a batch needs none of this; once
 batch is in, the run's tables, summary and decisions file are computed from the shards of
 the `WorkFolder`, read a few columns at a time, so memory holds a few bytes per row
 (`Totals`) and one shard, never the decisions of the whole stream.
+
+`shift_check` asks whether the routed traffic still looks like the rows the thresholds
+were calibrated on (`runner.routing.shift`): rows from sources the gate never saw, and a
+KS test of the routed gate risks (the shards' ``risk`` column, read shard by shard)
+against the model's ``calibration_profile``. Every guarantee of the contract assumes that
+exchangeability, so a flag is said loudly (log, ``summary.json``, table ``shift``, run tag
+``shift_flagged``), never silently.
 """
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,11 +29,17 @@ import pyarrow.parquet as pq
 
 from runner.data import RowStream
 from runner.results import StudyResult
-from runner.routing import traffic
+from runner.routing import shift, traffic
 from runner.routing.stream import HIDDEN
 from runner.routing.work_folder import WorkFolder
 
+log = logging.getLogger(__name__)
+
 BANDS = ("accept", "review", "verify")
+NO_PROFILE = (
+    "the model version was registered before fit_gate kept its calibration risk profile "
+    "(metadata calibration_profile): refit to have the risk test"
+)
 
 
 @dataclass
@@ -284,3 +298,74 @@ def summary(
         "training_sources": list(model.metadata.get("training_sources") or []),
         "thresholds": model.metadata.get("thresholds"),
     }
+
+
+def routed_risks(work: WorkFolder, batches: int) -> np.ndarray:
+    """The gate risk of every routed row, read shard by shard (the ``risk`` column only)."""
+    parts = [work.read(index, ["risk"])["risk"].to_numpy(np.float64) for index in range(batches)]
+    return np.concatenate(parts) if parts else np.zeros(0, np.float64)
+
+
+def shift_check(work: WorkFolder, totals: Totals, model: Any) -> dict[str, Any]:
+    """Has the routed traffic moved from the calibration data? The ``shift`` block.
+
+    Flagged when any row comes from a source the gate was not fitted on, or when the KS
+    test of the routed risks against the model's ``calibration_profile`` rejects at
+    `shift.SHIFT_P`. A model without a profile (registered before it was kept) has the
+    risk test ``available: false``, and only the source check decides.
+    """
+    unseen = int(sum(totals.unseen.values()))
+    share = unseen / totals.rows if totals.rows else 0.0
+    profile = model.metadata.get("calibration_profile")
+    risk_test: dict[str, Any]
+    if profile is None:
+        risk_test, risk_flag = {"available": False, "why": NO_PROFILE}, False
+    elif totals.rows == 0:
+        risk_test, risk_flag = {"available": False, "why": "no routed rows"}, False
+    else:
+        test = shift.risk_shift(profile, routed_risks(work, totals.batches))
+        risk_test, risk_flag = {"available": True, **test.to_dict()}, test.flagged
+    reasons = []
+    if unseen:
+        reasons.append(f"{unseen} of {totals.rows} rows ({share:.1%}) from unseen sources")
+    if risk_flag:
+        reasons.append(
+            f"routed risks unlike the calibration risks (KS p = {risk_test['p_value']:.3g} "
+            f"< {risk_test['level']})"
+        )
+    if reasons:
+        why = "; ".join(reasons)
+    elif risk_test["available"]:
+        why = (
+            f"no unseen source; routed risks like the calibration risks (KS p = "
+            f"{risk_test['p_value']:.3g})"
+        )
+    else:
+        why = f"no unseen source; risk test not available: {risk_test['why']}"
+    return {
+        "flagged": bool(reasons),
+        "unseen_source_rows": unseen,
+        "unseen_source_share": share,
+        "risk_test": risk_test,
+        "why": why,
+    }
+
+
+def add_shift(result: StudyResult, block: dict[str, Any]) -> None:
+    """The ``shift`` table, the run tag ``shift_flagged`` and the metrics
+    ``unseen_source_share`` and ``shift_ks_p`` (when the risk test ran); warns when flagged."""
+    test = block["risk_test"]
+    result.add("shift", "routed", "unseen source share", block["unseen_source_share"])
+    result.add("shift", "routed", "KS statistic", test.get("statistic"))
+    result.add("shift", "routed", "KS p", test.get("p_value"))
+    result.add("shift", "routed", "flagged", float(block["flagged"]))
+    result.tags["shift_flagged"] = str(block["flagged"]).lower()
+    result.metrics["unseen_source_share"] = block["unseen_source_share"]
+    if test.get("available"):
+        result.metrics["shift_ks_p"] = test["p_value"]
+    if block["flagged"]:
+        log.warning(
+            "TRAFFIC SHIFT: %s. The contract's guarantee assumes traffic like the "
+            "calibration data; audit this traffic before trusting its accepted risk",
+            block["why"],
+        )

@@ -27,8 +27,10 @@ from typing import Any
 import numpy as np
 
 from runner.routing.risk_control import (
+    CascadeCalibration,
     Certified,
     best_achievable,
+    calibrate_cascade,
     certify_accept,
     certify_review,
 )
@@ -131,7 +133,9 @@ class Guarantee:
         }
 
 
-def infeasible_message(guarantee: Guarantee, y: np.ndarray, risk: np.ndarray) -> str | None:
+def infeasible_message(
+    guarantee: Guarantee, y: np.ndarray, risk: np.ndarray, groups: np.ndarray | None = None
+) -> str | None:
     """One line naming each side that certified nothing and the tightest target it could."""
     parts = []
     for side, cert, key in (
@@ -140,7 +144,7 @@ def infeasible_message(guarantee: Guarantee, y: np.ndarray, risk: np.ndarray) ->
     ):
         if cert is None or cert.feasible:
             continue
-        best = best_achievable(side, y, risk, cert.delta)
+        best = best_achievable(side, y, risk, cert.delta, groups=groups)
         target = cert.target if side == "accept" else 1.0 - cert.target
         what = "accepted risk <=" if side == "accept" else "review precision >="
         reach = (
@@ -158,7 +162,7 @@ def infeasible_message(guarantee: Guarantee, y: np.ndarray, risk: np.ndarray) ->
 
 
 def contract_thresholds(
-    y: np.ndarray, risk: np.ndarray, routing: Any
+    y: np.ndarray, risk: np.ndarray, routing: Any, groups: np.ndarray | None = None
 ) -> tuple[Thresholds, Guarantee | None]:
     """The contract's thresholds under its accept and review rules, set together.
 
@@ -171,6 +175,9 @@ def contract_thresholds(
         ``accept_rule=risk_controlled`` (``max_accepted_risk``) and
         ``review_rule=precision_controlled`` (``min_review_precision``) certify a side;
         ``delta`` is shared by the controlled sides.
+    groups : array, optional
+        The rows' context groups: a certified side counts grouped rows by their effective
+        number (`runner.routing.risk_control.effective_counts`).
 
     Returns
     -------
@@ -189,8 +196,16 @@ def contract_thresholds(
     if not (accept_c or review_c):
         return base, None
     delta = float(routing.delta) / (2 if accept_c and review_c else 1)
-    accept = certify_accept(y, risk, routing.max_accepted_risk, delta) if accept_c else None
-    review = certify_review(y, risk, routing.min_review_precision, delta) if review_c else None
+    accept = (
+        certify_accept(y, risk, routing.max_accepted_risk, delta, groups=groups)
+        if accept_c
+        else None
+    )
+    review = (
+        certify_review(y, risk, routing.min_review_precision, delta, groups=groups)
+        if review_c
+        else None
+    )
     review_at = review.threshold if review is not None else base.review_at
     accept_at = accept.threshold if accept is not None else base.accept_at
     if accept_at >= review_at:
@@ -204,3 +219,48 @@ def contract_thresholds(
     )
     guarantee = Guarantee(float(routing.delta), accept, review)
     return _with_shares(risk, float(review_at), float(accept_at), rule), guarantee
+
+
+@dataclass(frozen=True)
+class Contract:
+    """Everything `fit_gate` registers about the thresholds: the gate's two, the bounds the
+    controlled sides certify, and, with a verifier, the cascade calibrated as one system."""
+
+    thresholds: Thresholds
+    guarantee: Guarantee | None
+    cascade: CascadeCalibration | None
+
+
+def set_contract(
+    y: np.ndarray,
+    risk: np.ndarray,
+    routing: Any,
+    groups: np.ndarray | None = None,
+    verifier_risk: np.ndarray | None = None,
+) -> Contract:
+    """The contract `fit_gate` registers, from labelled out-of-fold scores (one place, so
+    the operating report recommends exactly what `fit_gate` ships).
+
+    With `verifier_risk` (the verifier's risk on at least every row below the review
+    threshold; ``routing.accept_rule=risk_controlled``) the gate's accept threshold and the
+    verifier's are chosen together for the final accepted risk (`calibrate_cascade`), at
+    the accept side's share of δ; the review threshold stays the review rule's.
+    """
+    thresholds, guarantee = contract_thresholds(y, risk, routing, groups)
+    if verifier_risk is None:
+        return Contract(thresholds, guarantee, None)
+    if guarantee is None or guarantee.accept is None:
+        raise ValueError("a calibrated cascade needs routing.accept_rule=risk_controlled")
+    cal = calibrate_cascade(
+        y,
+        risk,
+        verifier_risk,
+        thresholds.review_at,
+        routing.max_accepted_risk,
+        guarantee.accept.delta,
+        groups=groups,
+    )
+    with_cascade = _with_shares(
+        risk, thresholds.review_at, cal.accept_at, f"{thresholds.rule}+cascade"
+    )
+    return Contract(with_cascade, guarantee, cal)

@@ -5,19 +5,43 @@ The target is ``routing.max_accepted_risk`` when set, else the model's own
 accepted-risk interval it promised). The study loads the model version the decisions
 were routed by from the run's store; the run is linked to it (`ModelLink`: the run is
 tagged with the version, the version's ``last_audit_run`` tag names the run).
+
+Two answers, side by side. The one-shot Clopper-Pearson interval judges this run's labels
+alone (`runner.routing.audit.estimate`). The running test (`runner.routing.sequential`)
+judges every label audited for this model version so far, in audit order: each run
+continues the test the last *finished* audit run of the version left on it (version tag
+``audit_sequential_state``, written through ``ModelLink.records``), so looking after
+every batch is allowed and an alarm (``violated``) keeps its error ``delta``. Its delta is
+the contract's: ``risk_control.delta`` from the model when fitted risk-controlled, else
+``routing.delta``. A labels file counted already (same data fingerprint) does not move the
+test again. The run logs the test's path row by row as metric histories
+(``series/audit_e_value``, ``series/audit_cs_high``, ``series/audit_risk``,
+``series/audit_alarm``, step = audited rows over every run of the version), the metric
+``audit_alarm`` and the tags ``audit_alarm`` and ``audit_sequential_verdict``.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
 from runner.errors import DataError
 from runner.results import ModelLink, StudyResult
-from runner.routing import RoutingConf, estimate, load_routed_model
+from runner.routing import RoutingConf, estimate, load_routed_model, sequential
 from runner.studies.contract import RunContext, Study
 
-TITLES = {"audit": "Audit of accepted rows: accepted risk, exact 95 % CI, target"}
+log = logging.getLogger(__name__)
+
+TITLES = {
+    "audit": "Audit of accepted rows: accepted risk, exact 95 % CI (this run) and the "
+    "anytime-valid running test over every audit of the version, target"
+}
+SERIES = ("e_value", "e_value_holds", "cs_low", "cs_high", "risk", "alarm")
+"""What the run logs per audited row (metric ``series/audit_<name>``)."""
+MAX_POINTS = 5000
+"""Per-row metric points per series and run; past that, evenly spaced rows and the last."""
+SEQUENTIAL_ROW = "running test (all audits)"
 
 
 @dataclass
@@ -70,7 +94,17 @@ class Audit(Study, name="audit", titles=TITLES):
         }
         if data.info.get("routing_run_id"):  # audit labels read from traces: whose sample
             result.extra["audit.json"]["routing_run_id"] = data.info["routing_run_id"]
-        result.model_link = ModelLink(name, version, "last_audit_run")
+        records = {}
+        if target is not None and 0.0 < target < 1.0:
+            delta = _audit_delta(model, routing)
+            block, records = _sequential(
+                data, result, run.tracking_uri, name, version, target, delta
+            )
+        else:
+            why = "no target: set routing.max_accepted_risk" if target is None else "target 1"
+            block = {"available": False, "why": why}
+        result.extra["audit.json"]["sequential"] = block
+        result.model_link = ModelLink(name, version, "last_audit_run", records=records)
         result.tags["audit_verdict"] = est.verdict
         return result
 
@@ -82,3 +116,79 @@ def _routed_by(data: Any) -> tuple[str, str]:
         raise DataError(f"audit labels cover rows of several models {models}: audit one at a time")
     name, version = models[0].rsplit("/", 1)
     return name, version
+
+
+def _audit_delta(model: Any, routing: RoutingConf) -> float:
+    """The running test's error: the model's ``risk_control.delta``, else ``routing.delta``."""
+    delta = (model.metadata.get("risk_control") or {}).get("delta")
+    return float(delta if delta is not None else routing.delta)
+
+
+def _sequential(
+    data: Any,
+    result: StudyResult,
+    tracking_uri: str,
+    name: str,
+    version: str,
+    target: float,
+    delta: float,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Continue the version's running test with this run's labels; fill the result.
+
+    Returns the ``sequential`` block of ``audit.json`` and the version records to leave.
+    """
+    stored, stored_run = sequential.load_state(tracking_uri, name, version)
+    prior = None if stored is None else {"state": stored, "run_id": stored_run}
+    state, note = stored, ""
+    if state is not None and (state["alpha"], state["delta"]) != (float(target), float(delta)):
+        note = (
+            f"restarted: the version's test was of target {state['alpha']} at delta "
+            f"{state['delta']} (run {stored_run}), this audit's is {target} at {delta}"
+        )
+        log.warning("audit: %s", note)
+        state, stored_run = None, None
+    state = state or sequential.new_state(float(target), float(delta))
+    fingerprint = str(data.fingerprint)
+    if sequential.counted(state, fingerprint):
+        points, advanced = [], False
+        note = "these labels were counted already (same data fingerprint): the test did not move"
+        log.warning("audit: %s", note)
+    else:
+        state, points = sequential.update(state, data.frame["label"].astype(int).tolist())
+        state, advanced = sequential.remember(state, fingerprint), True
+    rep = sequential.report(state, len(points), stored_run, advanced, note)
+    for key in SERIES:
+        result.series[f"audit_{key}"] = [(p["step"], float(p[key])) for p in _thin(points)]
+    alarm = rep.verdict == "violated"
+    result.metrics.update(
+        {"audit_alarm": float(alarm), "audit_e_value": rep.e_value, "audit_cs_high": rep.cs_high}
+    )
+    result.tags["audit_alarm"] = str(alarm).lower()
+    result.tags["audit_sequential_verdict"] = rep.verdict
+    row = SEQUENTIAL_ROW
+    result.add("audit", row, "audited rows", rep.rows)
+    result.add("audit", row, "hallucinated", rep.hallucinated)
+    result.add(
+        "audit", row, "accepted risk", rep.hallucinated / rep.rows, (rep.cs_low, rep.cs_high)
+    )
+    result.add("audit", row, "target", target)
+    result.add("audit", row, "target holds", {"holds": 1, "violated": 0}.get(rep.verdict))
+    result.add("audit", row, "e-value (violated side)", rep.e_value)
+    result.add("audit", row, "e-value (holds side)", rep.e_value_holds)
+    result.add("audit", row, "alarm", float(alarm))
+    if alarm:
+        log.warning(
+            "AUDIT ALARM: the accepted risk of %s/%s exceeds its target %s (anytime-valid "
+            "test at delta %s, alarm at audited row %s; e-value %.3g)",
+            name, version, target, delta, rep.violated_at, rep.e_value,
+        )  # fmt: skip
+    records = {sequential.STATE_TAG: sequential.record(state, prior)}
+    return rep.to_dict(), records
+
+
+def _thin(points: list[dict]) -> list[dict]:
+    """At most `MAX_POINTS` of `points`, evenly spaced, the last always kept."""
+    if len(points) <= MAX_POINTS:
+        return points
+    keep = {round(i * (len(points) - 1) / (MAX_POINTS - 1)) for i in range(MAX_POINTS)}
+    return [p for i, p in enumerate(points) if i in keep]

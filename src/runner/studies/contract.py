@@ -63,6 +63,9 @@ class RunContext:
         The git commit of the code that runs (the manifest records the same).
     tracking : TrackingConf or None
         The run's store (``uri`` resolved): where registered models are read and written.
+    overrides : tuple of str
+        The command-line overrides of the run (as the manifest records them), so a study
+        can print the command of a next step with the same settings (`operating_report`).
     """
 
     experiment: str
@@ -71,6 +74,7 @@ class RunContext:
     cache_dir: str | None = None
     commit: str | None = None
     tracking: Any = None
+    overrides: tuple[str, ...] = ()
 
     @property
     def tracking_uri(self) -> str:

@@ -29,16 +29,15 @@ from runner.evaluation import BootstrapConf, score_gates
 from runner.features import with_lexical_features
 from runner.results import ModelSpec, StudyResult
 from runner.routing import (
+    Contract,
     RoutingConf,
     Thresholds,
     cascade,
-    contract_thresholds,
-    decide,
     infeasible_message,
     report,
+    set_contract,
     shift,
 )
-from runner.routing.risk_control import calibrate_cascade
 from runner.studies.contract import RunContext, Study, check_named
 
 TITLES = {
@@ -52,19 +51,6 @@ class Params:
     """Nothing beyond the routing group; kept for the study contract."""
 
     input_example_rows: int = 2
-
-
-def _with_cascade(risk: np.ndarray, thresholds: Thresholds, calibrated: dict) -> Thresholds:
-    """The gate's thresholds with the cascade's accept threshold (the review one is kept)."""
-    accept_at = float(calibrated["accept_at"])
-    decisions = decide(risk, thresholds.review_at, accept_at)
-    return Thresholds(
-        review_at=thresholds.review_at,
-        accept_at=accept_at,
-        review_share=float(np.mean(decisions == "review")),
-        accept_share=float(np.mean(decisions == "accept")),
-        rule=f"{thresholds.rule}+cascade",
-    )
 
 
 def _realised(y: np.ndarray, risk: np.ndarray, thresholds: Thresholds) -> dict:
@@ -123,15 +109,16 @@ class FitGate(Study, name="fit_gate", titles=TITLES):
         frame = with_lexical_features(data.frame, run.cache_dir).reset_index(drop=True)
         scores = score_gates({name: gate}, frame, self.split, progress=run.progress)
         y, risk = scores["label"].to_numpy(), scores[name].to_numpy(float)
+        groups = scores["group_id"].to_numpy()  # answers to one context are not independent
         try:
-            thresholds, guarantee = contract_thresholds(y, risk, routing)
+            contract = set_contract(y, risk, routing, groups)
         except ValueError as exc:
             raise DataError(f"fit_gate: {exc}") from None
+        guarantee = contract.guarantee
         if guarantee is not None and not guarantee.feasible:
-            raise DataError(f"fit_gate: {infeasible_message(guarantee, y, risk)}")
-        calibrated = self._calibrate_cascade(frame, y, risk, thresholds)
-        if calibrated is not None:
-            thresholds = _with_cascade(risk, thresholds, calibrated)
+            raise DataError(f"fit_gate: {infeasible_message(guarantee, y, risk, groups)}")
+        calibrated = self._calibrate_cascade(frame, y, risk, groups, contract)
+        thresholds = contract.thresholds if calibrated is None else calibrated[0].thresholds
         result = StudyResult(scores=scores, titles=dict(TITLES))
         controlled = guarantee is not None and guarantee.accept is not None
         accept_budget = thresholds.accept_share if controlled else routing.accept_budget
@@ -167,7 +154,7 @@ class FitGate(Study, name="fit_gate", titles=TITLES):
             "accepted_risk_target": target,
             "review_rule": routing.review_rule,
             "risk_control": None if guarantee is None else guarantee.to_dict(),
-            "cascade": None if calibrated is None else calibrated,
+            "cascade": None if calibrated is None else calibrated[1],
             "oof_report": promised,
             "oof_realised": realised,
             "training_data": {
@@ -177,7 +164,7 @@ class FitGate(Study, name="fit_gate", titles=TITLES):
                 "positives": int(y.sum()),
             },
             "training_sources": sources,
-            "calibration_profile": shift.risk_profile(risk),
+            "calibration_profile": shift.risk_profile(risk, groups),
             "runner_commit": run.commit or "unknown",
         }
         example = data.frame[list(INPUT_FIELDS)].head(params.input_example_rows)
@@ -199,29 +186,27 @@ class FitGate(Study, name="fit_gate", titles=TITLES):
         return result
 
     def _calibrate_cascade(
-        self, frame: Any, y: np.ndarray, risk: np.ndarray, thresholds: Thresholds
-    ) -> dict | None:
-        """With ``routing.verifier``: the gate's accept threshold and the verifier's, chosen
-        together for the final accepted risk (`calibrate_cascade`) on the verifier's scores of
-        every row below the review threshold; None without a verifier."""
+        self, frame: Any, y: np.ndarray, risk: np.ndarray, groups: np.ndarray, gate: Contract
+    ) -> tuple[Contract, dict] | None:
+        """With ``routing.verifier``: the contract with the cascade calibrated as one system
+        (`set_contract`) on the verifier's scores of every row below the review threshold,
+        and the cascade's metadata; None without a verifier."""
         routing = self.routing
         if not routing.verifier:
             return None
         verifier = self.verifiers[routing.verifier]
-        below = risk < thresholds.review_at
-        band = cascade.score_band(verifier, frame, below)
-        cal = calibrate_cascade(
-            y, risk, band.risk, thresholds.review_at, routing.max_accepted_risk, routing.delta
-        )
-        if not cal.feasible:
+        band = cascade.score_band(verifier, frame, risk < gate.thresholds.review_at)
+        contract = set_contract(y, risk, routing, groups, band.risk)
+        if not contract.cascade.feasible:
             raise DataError(
                 f"fit_gate: routing.max_accepted_risk={routing.max_accepted_risk:g} cannot be "
                 f"guaranteed for the cascade {routing.gate} -> {routing.verifier} with "
                 f"probability {1 - routing.delta:g} on these {len(y):,} labelled rows; loosen "
                 "the target, raise routing.delta or label more rows"
             )
-        return {
-            **cal.to_dict(),
+        meta = {
+            **contract.cascade.to_dict(),
             "verifier": routing.verifier,
             "verifier_ms_per_row": band.ms_per_row,
         }
+        return contract, meta

@@ -7,8 +7,10 @@ from raw text, and, when ``source`` has two or more values, leave-source-out and
 target-label rows. With ``routing.verifier=<name>`` (a configured verifier), the report
 adds that verifier on every row and the cascade (``routing.gate`` on every row, the
 verifier on its verify band at the contract's budgets) to every table, and a ``cascade``
-table with their ms/example (`runner.routing.cascade_report`). Writes ``report.md`` /
-``report.html`` with the figures inline.
+table with their ms/example (`runner.routing.cascade_report`). It closes with a
+recommendation (`runner.routing.recommendation`): what to ship at the run's contract, its
+thresholds as `fit_gate` sets them, the bounds, the cost per 1,000 rows, the next budgets
+and the `fit_gate` command. Writes ``report.md`` / ``report.html`` with the figures inline.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from runner.evaluation import (
 )
 from runner.features import with_lexical_features
 from runner.results import StudyResult
-from runner.routing import RoutingConf, cascade, cascade_report, report
+from runner.routing import RoutingConf, cascade, cascade_report, recommendation, report
 from runner.studies.contract import RunContext, Study, check_named, configured
 
 TITLES = {
@@ -38,6 +40,7 @@ TITLES = {
     "curve_review": "Review precision by reviewed share (%)",
     "curve_accept": "Accepted risk by accepted share (%)",
     "cascade": cascade_report.TITLE,
+    "recommendation": "Recommendation: what to ship, at the contract and the next budgets",
 }
 REVIEW_GRID = [i / 100 for i in range(5, 51, 5)]
 ACCEPT_GRID = [i / 100 for i in range(10, 95, 5)]
@@ -91,8 +94,11 @@ class OperatingReport(Study, name="operating_report", titles=TITLES):
             scores[cascade_run.name] = cascade_run.cascade
             names += [cascade_run.verifier, cascade_run.name]
         result = StudyResult(scores=scores, titles=dict(TITLES))
+        # the contract's own budgets are always columns: the recommendation reads their CIs
+        review_budgets = sorted({*params.review_budgets, self.routing.review_budget})
+        accept_budgets = sorted({*params.accept_budgets, self.routing.accept_budget})
         stats = report.add_operating_table(
-            result, scores, names, boot, params.review_budgets, params.accept_budgets
+            result, scores, names, boot, review_budgets, accept_budgets
         )
         y = scores["label"].to_numpy()
         for gate in names:
@@ -134,6 +140,10 @@ class OperatingReport(Study, name="operating_report", titles=TITLES):
                 "verifier_ms_per_verified_row": cascade_run.ms_band,
                 "verifier_alone_ms_per_example": cascade_run.ms_alone,
             }
+        rec = _recommend(self, data, run, result, stats, scores, cascade_run, accept_budgets)
+        for row, column, value in recommendation.cells(rec):
+            result.add("recommendation", row, column, value)
+        result.extra["recommendation.json"] = rec
         result.extra["data.json"] = {
             "name": data.name,
             "fingerprint": data.fingerprint,
@@ -198,4 +208,52 @@ def _run_cascade(
         routing.review_budget,
         routing.accept_budget,
         cascade.verifier_threshold(verifier, routing.verifier_threshold, routing.verifier),
+    )
+
+
+def _recommend(
+    study: OperatingReport,
+    data: Any,
+    run: RunContext,
+    result: StudyResult,
+    stats: Any,
+    scores: pd.DataFrame,
+    cascade_run: cascade_report.CascadeRun | None,
+    accept_budgets: list[float],
+) -> dict:
+    """Hand the recommendation what the report computed: OOF risks, AP, the accepted-risk CI
+    upper ends, ms/row, and the cascade's verifier scores."""
+    timing = result.runtime.get("gates") or {}
+    gates = [
+        recommendation.Scored(
+            name=name,
+            risk=scores[name].to_numpy(float),
+            ap=stats.estimate(name, "AP", report.COMBINED).point,
+            ms_per_row=timing[name]["median_ms_per_example"] if name in timing else None,
+            accept_ci_high={
+                a: stats.estimate(name, report.accept_col(a), report.COMBINED).high
+                for a in accept_budgets
+                if a > 0
+            },
+            groups=scores["group_id"].to_numpy(),
+        )
+        for name in study.gates
+    ]
+    verifier = None
+    if cascade_run is not None:
+        verifier = recommendation.Verifier(
+            name=cascade_run.verifier,
+            risk=cascade_run.verifier_alone,
+            ms_per_row=cascade_run.ms_band,
+            threshold=cascade_run.threshold,
+        )
+    return recommendation.recommend(
+        scores["label"].to_numpy(),
+        gates,
+        study.routing,
+        review_budgets=study.params.review_budgets,
+        accept_budgets=study.params.accept_budgets,
+        dataset_path=data.files[0] if len(data.files) == 1 else None,
+        overrides=run.overrides,
+        verifier=verifier,
     )

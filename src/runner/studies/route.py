@@ -21,6 +21,14 @@ review at the verifier threshold, the gate's ``decision`` kept beside it; the ro
 the verifier's ms/example go into the summary, the tables and MLflow. When the file has labels, the
 realised review precision and accepted risk are reported beside the model's out-of-fold
 promise (and, with a verifier, after it).
+
+Every guarantee of the contract assumes the routed traffic is like the calibration data,
+so each route checks it without labels (`stream_report.shift_check`): the share of rows
+from unseen sources and a KS test of the routed risks against the model's
+``calibration_profile`` (not available for a model registered before fit_gate kept one).
+The ``shift`` block of the summary, the ``shift`` table, the run tag ``shift_flagged`` and
+the metrics ``unseen_source_share`` / ``shift_ks_p`` carry it, and a flagged route warns
+loudly. Over traces the flag is on the routing run (the traces' assessments do not carry it).
 """
 
 from __future__ import annotations
@@ -52,6 +60,7 @@ TITLES = {
     "decisions": "Routed rows per decision",
     "realised": "Realised on this file's labels vs the model's out-of-fold promise",
     "final": "Final decisions: the verifier decides the verify band (routing.verifier)",
+    "shift": "Has the traffic moved from the calibration data? Unseen sources, KS test of risks",
 }
 
 
@@ -77,10 +86,11 @@ class Route(Study, name="route", titles=TITLES):
         if not routing.model_uri:
             raise ConfigError("route needs routing.model_uri=models:/<name>@champion")
         parse_model_uri(routing.model_uri)
-        if routing.verifier:
+        if routing.verifier:  # its threshold may come from the registered cascade: see run
             check_named(self.verifiers, [routing.verifier], "routing.verifier", "verifiers")
-            verifier = self.verifiers[routing.verifier]
-            cascade.verifier_threshold(verifier, routing.verifier_threshold, routing.verifier)
+            if routing.verifier_threshold is not None:
+                verifier = self.verifiers[routing.verifier]
+                cascade.verifier_threshold(verifier, routing.verifier_threshold, routing.verifier)
         if routing.engine == "ray":
             engines.connect(routing.ray_address)
 
@@ -90,7 +100,7 @@ class Route(Study, name="route", titles=TITLES):
         model = load_routed_model(run.tracking_uri, routing.model_uri)
         rows = as_stream(data)
         specs = rows.plan(routing.batch_rows)
-        verifier, threshold = _verifier(self.verifiers, routing)
+        verifier, threshold = _verifier(self.verifiers, routing, model.metadata)
         if routing.on_unseen_source == "error":
             _stop_before_routing_unseen_sources(rows, specs, model)
         work, routed_now = _route_batches(run, model, routing, rows, specs, verifier, threshold)
@@ -120,6 +130,9 @@ class Route(Study, name="route", titles=TITLES):
         result.extra["summary.json"] = stream_report.summary(
             routing, model, rows, counts, names, audit, totals
         )
+        shift_block = stream_report.shift_check(work, totals, model)
+        stream_report.add_shift(result, shift_block)
+        result.extra["summary.json"]["shift"] = shift_block
         if rows.reads_in_batches:
             rows.info.update(stream_report.stream_info(totals, counts, skipped, rows.labelled))
         if rows.info.get("origin") == "mlflow":
@@ -137,12 +150,29 @@ def _training_sources(model: Any) -> list[str]:
     return list(model.metadata.get("training_sources") or [])
 
 
-def _verifier(verifiers: dict[str, Any], routing: Any) -> tuple[Any, float | None]:
-    """The cascade's verifier and its threshold (None, None without ``routing.verifier``)."""
+def _verifier(
+    verifiers: dict[str, Any], routing: Any, metadata: dict[str, Any]
+) -> tuple[Any, float | None]:
+    """The cascade's verifier and its threshold (None, None without ``routing.verifier``).
+
+    The threshold is ``routing.verifier_threshold`` when set, else the one `fit_gate`
+    calibrated with the model (its ``cascade``, when the model was fitted with this
+    verifier), else the verifier's own.
+    """
     if not routing.verifier:
         return None, None
     verifier = verifiers[routing.verifier]
-    threshold = cascade.verifier_threshold(verifier, routing.verifier_threshold, routing.verifier)
+    registered = metadata.get("cascade") or {}
+    setting = routing.verifier_threshold
+    if setting is None and registered:
+        if registered.get("verifier") != routing.verifier:
+            raise ConfigError(
+                f"routing.verifier={routing.verifier!r}: the model's cascade was calibrated "
+                f"with verifier {registered.get('verifier')!r}; route with that one or set "
+                "routing.verifier_threshold"
+            )
+        setting = float(registered["verifier_threshold"])
+    threshold = cascade.verifier_threshold(verifier, setting, routing.verifier)
     return verifier, threshold
 
 

@@ -1,0 +1,47 @@
+"""guarantee_check's figure, drawn from long-format cells only (so `make tables` redraws it).
+
+Why a figure: whether a bound holds is a comparison with δ across scenarios, and what it
+costs is a comparison of accepted shares; both read faster as bars than as a table.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+
+def guarantee_figure(cells: pd.DataFrame, delta: float | None = None) -> Figure:
+    """Left: violation rate per scenario and method with its 95 % CI (δ as a line, read from
+    the goals table). Right: mean accepted share of the same rows, the oracle's beside them."""
+    sub = cells[cells["table"] == "guarantee"]
+    if delta is None:
+        goal = cells[(cells["table"] == "goals") & (cells["column"] == "target")]
+        goal = goal[goal["row"].str.endswith("violation rate <= delta")]
+        delta = float(goal["value"].iloc[0]) if len(goal) else None
+    rate = sub[sub["column"] == "violation rate"]
+    share = sub[sub["column"] == "accepted share"]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 0.5 * max(len(share), 4) + 1.5))
+    y = np.arange(len(rate))
+    values = rate["value"].to_numpy(float)
+    low = np.nan_to_num(values - rate["ci_low"].to_numpy(float), nan=0.0)
+    high = np.nan_to_num(rate["ci_high"].to_numpy(float) - values, nan=0.0)
+    axes[0].barh(y, values, xerr=[low, high], capsize=3, color="tab:blue")
+    axes[0].set_yticks(y, rate["row"].tolist(), fontsize=8)
+    axes[0].invert_yaxis()
+    if delta is not None:
+        axes[0].axvline(delta, ls="--", color="tab:red", label=f"δ = {delta:g}")
+        axes[0].legend(loc="lower right")
+    axes[0].set_xlabel("share of splits whose realised accepted risk > α")
+    y2 = np.arange(len(share))
+    axes[1].barh(y2, share["value"].to_numpy(float), color="tab:green")
+    axes[1].set_yticks(y2, share["row"].tolist(), fontsize=8)
+    axes[1].invert_yaxis()
+    axes[1].set_xlabel("mean accepted share of routed rows")
+    fig.tight_layout()
+    return fig
