@@ -21,7 +21,7 @@ STUDIES := rq1_cheap_signals rq2_grouped_cv rq3_operating_points rq4_verifier_co
            rq5_source_shift rq5_source_shift_row_cv hri_example hri_calibration \
            hri_predicted claims_verification
 
-.PHONY: setup test test-fast reproduce tables ui services services-stop services-status slurm slurm-stop bench traffic train-detector detector-eval detector-curve detector-studies hashes \
+.PHONY: setup test test-fast reproduce tables ui services services-stop services-status slurm slurm-stop bench traffic guarantee train-detector detector-eval detector-curve detector-studies hashes \
         lint format clean $(STUDIES)
 
 setup:  ## the system packages the tests need (root or sudo), then .venv with the project's pins
@@ -132,6 +132,11 @@ detector-eval:  ## the registered detector on RAGTruth test: gates fitted on tra
 detector-curve:  ## learning curve: held-out AUROC/AP against training examples, a figure (~80 min on 2 cores)
 	$(PY) scripts/detector_learning_curve.py --sizes 250 500 1000 2000 \
 		--reference models:/ragtruth_detector@champion --eval-rows 600 --out artifacts/detector_curve
+
+guarantee:  ## the contract's bound checked: 200 grouped splits of RAGTruth, task and HaluBench source shift, the calibrated cascade (~10 min)
+	$(PY) -m runner experiment=guarantee_check
+	$(PY) -m runner experiment=guarantee_check_halubench
+	$(PY) -m runner experiment=guarantee_check_cascade
 
 detector-studies:  ## the trained detector as a row of RQ4, S1 of the claim study and of hri_predicted
 	$(PY) -m runner experiment=rq4_verifier_cost_detector

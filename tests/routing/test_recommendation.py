@@ -8,7 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runner.routing import RoutingConf, budget_thresholds, contract_thresholds, infeasible_message
+from runner.routing import (
+    RoutingConf,
+    budget_thresholds,
+    contract_thresholds,
+    infeasible_message,
+    ship_command,
+)
 from runner.routing import recommendation as rec
 from runner.routing.risk_control import calibrate_cascade
 
@@ -130,7 +136,7 @@ def test_the_command_keeps_what_reproduces_the_scores_and_drops_the_rest():
         "+verifier@verifiers.det=lettucedetect",
         "verifiers.det.model=/m",
     ]
-    command = rec.fit_gate_command("/ignored.jsonl", "rouge_l", RC, overrides)
+    command = ship_command.fit_gate_command("/ignored.jsonl", "rouge_l", RC, overrides)
     args = shlex.split(command)
     assert args[:4] == ["python", "-m", "runner", "experiment=fit_gate"]
     assert "dataset.path=/data/my file.jsonl" in args and "/ignored.jsonl" not in command
@@ -143,7 +149,7 @@ def test_the_command_keeps_what_reproduces_the_scores_and_drops_the_rest():
     assert {"routing.model_name=team_gate", "routing.max_accepted_risk=0.1"} <= set(args)
     for dropped in ("uncovered", "bootstrap", "study.params", "tracking", "verifiers", "0.2"):
         assert dropped not in command
-    cascade = rec.fit_gate_command(
+    cascade = ship_command.fit_gate_command(
         None, "ragscope_e", RoutingConf(**{**vars(RC), "verifier": "det"}), overrides
     )
     assert (
@@ -151,7 +157,7 @@ def test_the_command_keeps_what_reproduces_the_scores_and_drops_the_rest():
         in cascade
     )
     assert "+gate@" not in cascade
-    own = rec.fit_gate_command(None, "mine", RC, ["+gates.mine._target_=pkg.Mine"])
+    own = ship_command.fit_gate_command(None, "mine", RC, ["+gates.mine._target_=pkg.Mine"])
     assert "+gates.mine._target_=pkg.Mine" in own and "+gate@" not in own  # defined by the user
 
 
@@ -184,4 +190,4 @@ def test_fit_gate_gates_are_the_gates_fit_gate_configures():
     register_configs()
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
         cfg = compose("config", overrides=["experiment=fit_gate"])
-    assert tuple(cfg.gates) == rec.FIT_GATE_GATES
+    assert tuple(cfg.gates) == ship_command.FIT_GATE_GATES

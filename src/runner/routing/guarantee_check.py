@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import beta as beta_dist
 
+from runner.routing.mapie_reference import mapie_accept_threshold
 from runner.routing.risk_control import calibrate_cascade, effective_counts, group_codes
 from runner.routing.shift import risk_shift_samples
 from runner.routing.thresholds import contract_thresholds, decide
@@ -105,9 +106,11 @@ def route_split(
     cal: dict[str, np.ndarray],
     test: dict[str, np.ndarray],
     routing: Any,
+    reference: bool = False,
 ) -> list[SplitOutcome]:
     """Set the contract on `cal`, route `test`; the gate alone and, with ``verifier`` scores
-    in both, the calibrated cascade.
+    in both, the calibrated cascade; `reference` adds MAPIE's accept threshold (the review
+    threshold kept) on the same rows (`runner.routing.mapie_reference`).
 
     `cal` and `test` hold ``y``, ``risk`` (the gate's), ``group`` (context groups),
     ``source`` and optionally ``verifier`` (the verifier's risk).
@@ -129,8 +132,19 @@ def route_split(
             sent_to_verifier=0.0, **flags,
         )
     ]  # fmt: skip
+    if reference:
+        at = mapie_accept_threshold(cal["y"], cal["risk"], alpha, accept_delta(guarantee, routing))
+        at = min(at, float(np.nextafter(thresholds.review_at, -np.inf)))
+        bands_m = decide(test["risk"], thresholds.review_at, at)
+        got = _realised(test["y"], bands_m == "accept", bands_m == "review", alpha, None, codes)
+        out.append(
+            SplitOutcome(
+                scenario, "mapie", split, bool(np.isfinite(at)), **got,
+                verify_share=float(np.mean(bands_m == "verify")), sent_to_verifier=0.0, **flags,
+            )
+        )  # fmt: skip
     if "verifier" in cal:
-        delta = guarantee.accept.delta if guarantee and guarantee.accept else routing.delta
+        delta = accept_delta(guarantee, routing)
         c = calibrate_cascade(
             cal["y"], cal["risk"], cal["verifier"], thresholds.review_at, alpha, delta,
             groups=cal["group"],
@@ -150,6 +164,11 @@ def route_split(
             )
         )  # fmt: skip
     return out
+
+
+def accept_delta(guarantee: Any, routing: Any) -> float:
+    """The δ the accept side was certified at (δ/2 when the review side is controlled too)."""
+    return guarantee.accept.delta if guarantee and guarantee.accept else float(routing.delta)
 
 
 def hindsight_share(y: np.ndarray, risk: np.ndarray, alpha: float) -> float:
