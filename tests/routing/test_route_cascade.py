@@ -208,3 +208,35 @@ def test_a_limit_cuts_rows_before_the_gate_and_the_verifier_see_them(
     metrics = client.get_run(cut.mlflow_run_id).data.metrics
     assert metrics["runtime/cascade/rows_sent_to_verifier"] == band
     assert metrics["final/sent to verifier/share"] == pytest.approx(band / limit)
+
+
+def test_a_cascade_fitted_with_its_verifier_routes_at_the_calibrated_thresholds(contract):
+    root, rows, with_detector = contract
+    fitted = experiment(
+        root,
+        "fit_gate",
+        f"dataset.path={rows}",
+        *with_detector,
+        "routing.accept_rule=risk_controlled",
+        "routing.max_accepted_risk=0.3",
+        "routing.delta=0.5",  # 60 rows: a loose delta leaves the guarantee room
+        "routing.model_name=cascade_fixture",
+    )
+    registered = fitted.result.model.metadata["cascade"]
+    assert registered["verifier"] == "detector" and registered["feasible"]
+    assert fitted.result.model.metadata["thresholds"]["accept_at"] == registered["accept_at"]
+    out = route(root, rows, *with_detector, "routing.model_uri=models:/cascade_fixture@champion")
+    summary = json.loads((out.output_dir / "summary.json").read_text())["cascade"]
+    assert summary["threshold_source"] == "the model's calibrated cascade"
+    assert str(summary["threshold"]) == str(registered["verifier_threshold"])
+    decisions = pd.read_parquet(out.output_dir / "decisions.parquet")
+    band = decisions["decision"] == "verify"
+    risk = decisions.loc[band, "detector_risk"].to_numpy(float)
+    threshold = float(registered["verifier_threshold"])
+    expected = np.where(risk >= threshold, "review", "accept")
+    assert decisions.loc[band, "final_decision"].tolist() == expected.tolist()
+    other = [*with_detector[:-1], "+verifier@verifiers.other=lettucedetect",
+             f"verifiers.other.model={with_detector[1].split('=', 1)[1]}",
+             "verifiers.other.max_length=512", "routing.verifier=other"]  # fmt: skip
+    with pytest.raises(ConfigError, match="calibrated with verifier 'detector'"):
+        route(root, rows, *other, "routing.model_uri=models:/cascade_fixture@champion")

@@ -195,7 +195,7 @@ def stream_info(totals: Totals, counts: dict[str, int], skipped: Any, labelled: 
 def cascade_record(
     name: str,
     threshold: float,
-    threshold_set: bool,
+    threshold_source: str,
     names: np.ndarray,
     totals: Totals,
     gate_ms: float,
@@ -206,8 +206,9 @@ def cascade_record(
     ms_per_row = cost["seconds"] * 1000.0 / rows_sent if rows_sent else 0.0
     return {
         "verifier": name,
-        "threshold": threshold,
-        "threshold_source": "routing.verifier_threshold" if threshold_set else "the verifier's own",
+        # -inf: a calibrated cascade whose verifier accepts nothing (JSON has no infinity)
+        "threshold": threshold if np.isfinite(threshold) else str(threshold),
+        "threshold_source": threshold_source,
         "verify_rows": int((names == "verify").sum()),
         "rows_sent_to_verifier": rows_sent,
         "verifier_ms_per_verified_row": ms_per_row,
@@ -254,13 +255,18 @@ def add_decision_counts(result: StudyResult, totals: Totals, audit: Any) -> Any:
 
 
 def add_cascade(
-    result: StudyResult, routing: Any, threshold: Any, names: Any, final: Any, totals: Totals
+    result: StudyResult,
+    routing: Any,
+    threshold: Any,
+    source: str,
+    names: Any,
+    final: Any,
+    totals: Totals,
 ) -> dict[str, Any]:
-    """The ``final`` table (the verifier decides the verify band); the cascade's record."""
+    """The ``final`` table (the verifier decides the verify band); the cascade's record
+    (`source`: where the verifier threshold came from)."""
     gate_ms = totals.gate_seconds * 1000.0 / totals.rows
-    info = cascade_record(
-        routing.verifier, threshold, routing.verifier_threshold is not None, names, totals, gate_ms
-    )
+    info = cascade_record(routing.verifier, threshold, source, names, totals, gate_ms)
     add_final_table(result, names, final, info["rows_sent_to_verifier"])
     return info
 

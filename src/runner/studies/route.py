@@ -100,7 +100,7 @@ class Route(Study, name="route", titles=TITLES):
         model = load_routed_model(run.tracking_uri, routing.model_uri)
         rows = as_stream(data)
         specs = rows.plan(routing.batch_rows)
-        verifier, threshold = _verifier(self.verifiers, routing, model.metadata)
+        verifier, threshold, source = _verifier(self.verifiers, routing, model.metadata)
         if routing.on_unseen_source == "error":
             _stop_before_routing_unseen_sources(rows, specs, model)
         work, routed_now = _route_batches(run, model, routing, rows, specs, verifier, threshold)
@@ -118,7 +118,7 @@ class Route(Study, name="route", titles=TITLES):
         if routing.verifier:
             final = totals.names(totals.final)
             cascade_info = stream_report.add_cascade(
-                result, routing, threshold, names, final, totals
+                result, routing, threshold, source, names, final, totals
             )
             runtime["cascade"] = cascade_info
         if rows.labelled:
@@ -152,18 +152,19 @@ def _training_sources(model: Any) -> list[str]:
 
 def _verifier(
     verifiers: dict[str, Any], routing: Any, metadata: dict[str, Any]
-) -> tuple[Any, float | None]:
-    """The cascade's verifier and its threshold (None, None without ``routing.verifier``).
+) -> tuple[Any, float | None, str | None]:
+    """The cascade's verifier, its threshold and where that came from (all None without
+    ``routing.verifier``).
 
     The threshold is ``routing.verifier_threshold`` when set, else the one `fit_gate`
     calibrated with the model (its ``cascade``, when the model was fitted with this
     verifier), else the verifier's own.
     """
     if not routing.verifier:
-        return None, None
+        return None, None, None
     verifier = verifiers[routing.verifier]
     registered = metadata.get("cascade") or {}
-    setting = routing.verifier_threshold
+    setting, source = routing.verifier_threshold, "routing.verifier_threshold"
     if setting is None and registered:
         if registered.get("verifier") != routing.verifier:
             raise ConfigError(
@@ -171,9 +172,11 @@ def _verifier(
                 f"with verifier {registered.get('verifier')!r}; route with that one or set "
                 "routing.verifier_threshold"
             )
-        setting = float(registered["verifier_threshold"])
+        setting, source = float(registered["verifier_threshold"]), "the model's calibrated cascade"
+    elif setting is None:
+        source = "the verifier's own"
     threshold = cascade.verifier_threshold(verifier, setting, routing.verifier)
-    return verifier, threshold
+    return verifier, threshold, source
 
 
 def _admission(rows: RowStream) -> dict[str, Any]:
