@@ -60,6 +60,10 @@ def test_under_task_shift_every_violation_comes_with_the_shift_flag(checked):
     assert cells[("guarantee", summary, "KS shift flag rate")] == 1
     assert cells[("goals", "shift: violations without the KS flag", "met")] == 1
     assert cells[("goals", "shift: violations without any flag", "value")] == 0
+    # the goal counts the shifted rows only (in distribution nothing is flagged, by design)
+    unflagged = cells.xs("violations without the KS flag", level="column").loc["guarantee"]
+    shifted = unflagged[unflagged.index.str.startswith("calibrated on")]
+    assert cells[("goals", "shift: violations without the KS flag", "value")] == shifted.sum()
 
 
 def test_a_contract_without_a_bound_is_refused_before_any_data(tmp_path):
