@@ -6,6 +6,8 @@ costs is a comparison of accepted shares; both read faster as bars than as a tab
 
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -14,6 +16,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+
+def _wrap(label: str) -> str:
+    """'<scenario> / <method>' on two lines, so the long scenario names leave room for bars."""
+    return "\n".join(textwrap.wrap(label.replace(" / ", " /\n", 1), 48, replace_whitespace=False))
 
 
 def guarantee_figure(cells: pd.DataFrame, delta: float | None = None) -> Figure:
@@ -31,16 +39,21 @@ def guarantee_figure(cells: pd.DataFrame, delta: float | None = None) -> Figure:
     values = rate["value"].to_numpy(float)
     low = np.nan_to_num(values - rate["ci_low"].to_numpy(float), nan=0.0)
     high = np.nan_to_num(rate["ci_high"].to_numpy(float) - values, nan=0.0)
-    axes[0].barh(y, values, xerr=[low, high], capsize=3, color="tab:blue")
-    axes[0].set_yticks(y, rate["row"].tolist(), fontsize=8)
+    flag = sub[sub["column"] == "KS shift flag rate"].set_index("row")["value"]
+    flagged = [float(flag.get(row, 0.0) or 0.0) >= 0.5 for row in rate["row"]]
+    colors = ["tab:orange" if f else "tab:blue" for f in flagged]
+    axes[0].barh(y, values, xerr=[low, high], capsize=3, color=colors)
+    axes[0].set_yticks(y, [_wrap(r) for r in rate["row"]], fontsize=8)
     axes[0].invert_yaxis()
+    handles = [Patch(color="tab:orange", label="most splits flagged as shifted (KS)")]
     if delta is not None:
-        axes[0].axvline(delta, ls="--", color="tab:red", label=f"δ = {delta:g}")
-        axes[0].legend(loc="lower right")
+        handles.append(axes[0].axvline(delta, ls="--", color="tab:red", label=f"δ = {delta:g}"))
+    axes[0].legend(handles=handles, loc="center right", fontsize=8)
+    axes[0].set_xlim(0, 1)
     axes[0].set_xlabel("share of splits whose realised accepted risk > α")
     y2 = np.arange(len(share))
     axes[1].barh(y2, share["value"].to_numpy(float), color="tab:green")
-    axes[1].set_yticks(y2, share["row"].tolist(), fontsize=8)
+    axes[1].set_yticks(y2, [_wrap(r) for r in share["row"]], fontsize=8)
     axes[1].invert_yaxis()
     axes[1].set_xlabel("mean accepted share of routed rows")
     fig.tight_layout()
