@@ -140,16 +140,27 @@ def test_both_sides_certified_together_split_delta_and_leave_the_middle_to_verif
     assert y[decisions == "review"].mean() >= 0.8
 
 
-def test_overlapping_certified_sides_are_one_clear_error():
+def test_a_certified_side_that_would_reach_the_other_stops_at_its_largest_set_short_of_it():
     y, risk = synthetic(5000, 6)
-    conf = routing(
+    loose = routing(  # accepting risk <= 0.9 is safe, reviewing risk >= 0.6 too
         accept_rule="risk_controlled",
         max_accepted_risk=0.45,
         review_rule="precision_controlled",
-        min_review_precision=0.2,
+        min_review_precision=0.8,
     )
-    with pytest.raises(ValueError, match="overlap"):
-        contract_thresholds(y, risk, conf)
+    t, g = contract_thresholds(y, risk, loose)
+    assert g.feasible and t.accept_at < t.review_at
+    alone = certify_accept(y, risk, 0.45, 0.05)
+    assert alone.threshold >= t.review_at  # unlimited, it would have accepted reviewed rows
+    assert g.accept.certified == alone.certified  # the same test, a smaller certified set
+    assert g.accept.share < alone.share and g.accept.empirical <= 0.45
+    assert t.accept_share + t.review_share <= 1.0
+    # a certified review side stops above a budgeted accept side
+    budgeted = routing(
+        accept_budget=0.9, review_rule="precision_controlled", min_review_precision=0.2
+    )
+    t, g = contract_thresholds(y, risk, budgeted)
+    assert t.review_at > t.accept_at and g.review.feasible
 
 
 def test_risk_controlled_accept_keeps_the_budgeted_review_band():

@@ -79,7 +79,8 @@ def test_a_risk_controlled_recommendation_ships_its_thresholds_and_ends_the_repo
         "routing.max_accepted_risk=0.1",
         "routing.max_accepted_risk=0.2",
     ]
-    assert len(rec["hints"]) == 1 and "review-precision" in rec["hints"][0]  # review: a budget
+    # the review side is a budget: one hint, about the review-precision rule
+    assert len(rec["hints"]) == 1 and "review precision" in rec["hints"][0].replace("-", " ")
     cells = out.result.cells_frame()
     table = cells[cells["table"] == "recommendation"].set_index(["row", "column"])["value"]
     assert table[(f"{rec['ship']} / recommended", "accept share")] == pytest.approx(

@@ -44,7 +44,7 @@ class SplitOutcome:
     scenario: str
     method: str
     split: int
-    feasible: bool
+    feasible: bool  # the accept side certified a set (else nothing is accepted)
     accepted_share: float
     accepted_risk: float | None
     violated: bool
@@ -118,7 +118,7 @@ def route_split(
     alpha = float(routing.max_accepted_risk)
     beta = routing.min_review_precision if routing.review_rule == "precision_controlled" else None
     thresholds, guarantee = contract_thresholds(cal["y"], cal["risk"], routing, cal["group"])
-    feasible = guarantee is None or guarantee.feasible
+    feasible = guarantee is None or guarantee.accept is None or guarantee.accept.feasible
     ks = risk_shift_samples(cal["risk"], test["risk"], cal["group"], test["group"])
     unseen = bool(set(np.unique(test["source"])) - set(np.unique(cal["source"])))
     flags = {"ks_p": ks.p_value, "ks_flag": ks.flagged, "unseen_flag": unseen}

@@ -80,8 +80,9 @@ class Certified:
 
     @property
     def feasible(self) -> bool:
-        """Whether any set was certified."""
-        return self.certified > 0
+        """Whether a set was certified (and, when the other side's threshold limited the
+        choice, one short of it)."""
+        return self.rows > 0
 
     def to_dict(self) -> dict:
         """JSON-friendly form (infinite thresholds as strings)."""
@@ -216,15 +217,20 @@ def _certify(
     delta: float,
     grid: int,
     codes: np.ndarray | None,
+    limit: float = math.inf,
 ) -> Certified:
+    """Fixed-sequence testing of the nested sets {key <= t}; the largest certified set with
+    t < `limit` (every set fixed-sequence testing certifies is covered by its guarantee, so
+    stopping short of a limit — the other side's threshold — keeps it)."""
     n = key.size
     first = start_rows(target, delta)
     c = _nested(y_error, key, grid, first, codes)
     certified = _sequence(c.eff_errors, c.eff_rows, target, delta)
-    if certified == 0:
+    below = np.flatnonzero(c.thresholds[:certified] < limit)
+    if below.size == 0:
         return Certified(side, -math.inf, 0.0, 0, 0, None, None, target, delta, first,
-                         int(c.thresholds.size), 0)  # fmt: skip
-    i = certified - 1
+                         int(c.thresholds.size), certified)  # fmt: skip
+    i = int(below[-1])
     m, k = int(c.rows[i]), int(c.errors[i])
     return Certified(
         side,
@@ -258,15 +264,18 @@ def certify_accept(
     delta: float,
     grid: int = 100,
     groups: np.ndarray | None = None,
+    below: float = math.inf,
 ) -> Certified:
     """The largest low-risk set whose accepted risk is <= `max_risk` with prob. 1 - δ.
 
     `groups` (the rows' context groups) makes the test count grouped rows by their
     effective number (`effective_counts`); without it rows are taken as independent.
+    `below`: the set must end below this risk (the review threshold: a reviewed row is
+    never accepted).
     """
     labels, r = _check(y, risk)
     codes = group_codes(groups)
-    return _certify("accept", labels, r, float(max_risk), float(delta), grid, codes)
+    return _certify("accept", labels, r, float(max_risk), float(delta), grid, codes, below)
 
 
 def certify_review(
@@ -276,15 +285,18 @@ def certify_review(
     delta: float,
     grid: int = 100,
     groups: np.ndarray | None = None,
+    above: float = -math.inf,
 ) -> Certified:
     """The largest high-risk set whose review precision is >= `min_precision` w.p. 1 - δ.
 
     The error of a reviewed row is being faithful (a reviewer's wasted look); its target is
-    1 - `min_precision`. The threshold is on risk: review when risk >= threshold.
+    1 - `min_precision`. The threshold is on risk: review when risk >= threshold, which
+    must be above `above` (the accept threshold of a budgeted accept side).
     """
     labels, r = _check(y, risk)
     codes = group_codes(groups)
-    c = _certify("review", 1 - labels, -r, 1.0 - float(min_precision), float(delta), grid, codes)
+    target = 1.0 - float(min_precision)
+    c = _certify("review", 1 - labels, -r, target, float(delta), grid, codes, -above)
     threshold = math.inf if not c.feasible else -c.threshold
     return Certified(**{**asdict(c), "threshold": threshold})
 

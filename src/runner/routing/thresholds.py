@@ -185,10 +185,14 @@ def contract_thresholds(
         None when both sides are budgets. A side that certifies nothing accepts (reviews)
         nothing; `infeasible_message` says why, and `fit_gate` refuses to register it.
 
+    Where a certified side would reach into the other side's rows, it stops at the
+    largest certified set short of them (review wins, as in `decide`); that set is
+    covered by the same guarantee.
+
     Raises
     ------
     ValueError
-        When the accepted and reviewed sets would share rows.
+        When two budgets would share rows (only budgets can: a certified side stops short).
     """
     base = budget_thresholds(risk, routing.review_budget, routing.accept_budget)
     accept_c = routing.accept_rule == "risk_controlled"
@@ -196,23 +200,28 @@ def contract_thresholds(
     if not (accept_c or review_c):
         return base, None
     delta = float(routing.delta) / (2 if accept_c and review_c else 1)
-    accept = (
-        certify_accept(y, risk, routing.max_accepted_risk, delta, groups=groups)
-        if accept_c
-        else None
-    )
     review = (
-        certify_review(y, risk, routing.min_review_precision, delta, groups=groups)
+        certify_review(
+            y, risk, routing.min_review_precision, delta, groups=groups,
+            above=-math.inf if accept_c else base.accept_at,
+        )
         if review_c
         else None
-    )
+    )  # fmt: skip
     review_at = review.threshold if review is not None else base.review_at
+    accept = (
+        certify_accept(
+            y, risk, routing.max_accepted_risk, delta, groups=groups,
+            below=review_at,
+        )
+        if accept_c
+        else None
+    )  # fmt: skip
     accept_at = accept.threshold if accept is not None else base.accept_at
     if accept_at >= review_at:
         raise ValueError(
             f"the accepted rows (risk <= {accept_at:.4g}) and the reviewed rows (risk >= "
-            f"{review_at:.4g}) overlap: tighten routing.max_accepted_risk or "
-            "routing.min_review_precision, or lower the budget of the other side"
+            f"{review_at:.4g}) overlap: lower routing.accept_budget or routing.review_budget"
         )
     rule = "+".join(
         r for r, on in (("risk_controlled", accept_c), ("precision_controlled", review_c)) if on

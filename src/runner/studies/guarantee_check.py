@@ -233,7 +233,8 @@ def _add_tables(
         risks = sub["accepted_risk"].dropna()
         result.add("guarantee", row, "realised accepted risk",
                    float(risks.mean()) if len(risks) else None)  # fmt: skip
-        result.add("guarantee", row, "infeasible splits", float((~sub["feasible"]).mean()))
+        result.add("guarantee", row, "splits accepting nothing (no set certified)",
+                   float((~sub["feasible"]).mean()))  # fmt: skip
         result.add("guarantee", row, "review share", float(sub["review_share"].mean()))
         precision = sub["review_precision"].dropna()
         result.add("guarantee", row, "review precision",
