@@ -16,6 +16,13 @@ from runner.routing.config import RoutingConf
         ({"review_budget": 0.6, "accept_budget": 0.5}, "exceed 1"),
         ({"accept_rule": "nosuch"}, "routing.accept_rule='nosuch'"),
         ({"accept_rule": "risk_controlled"}, "needs routing.max_accepted_risk"),
+        ({"review_rule": "nosuch"}, "routing.review_rule='nosuch': one of"),
+        ({"review_rule": "precision_controlled"}, "needs routing.min_review_precision"),
+        (
+            {"review_rule": "precision_controlled", "min_review_precision": 1.5},
+            r"routing.min_review_precision=1.5: a fraction in \(0, 1\]",
+        ),
+        ({"delta": 1.0}, r"routing.delta=1.0: a probability in \(0, 1\)"),
         ({"batch_rows": 0}, "routing.batch_rows=0: a positive whole number"),
         ({"engine": "nosuch"}, "routing.engine='nosuch': one of"),
         ({"on_unseen_source": "ignore"}, "routing.on_unseen_source='ignore'"),

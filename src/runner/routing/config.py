@@ -81,15 +81,6 @@ def _check(routing: RoutingConf) -> None:
                 "(the accepted risk to guarantee, e.g. 0.15)"
             )
         fraction(routing.max_accepted_risk, "max_accepted_risk")
-    if routing.review_rule not in REVIEW_RULES:
-        raise ConfigError(f"routing.review_rule={routing.review_rule!r}: one of {REVIEW_RULES}")
-    if routing.accept_rule == "risk_controlled":
-        if routing.max_accepted_risk is None:
-            raise ConfigError(
-                "routing.accept_rule=risk_controlled needs routing.max_accepted_risk "
-                "(the accepted risk to guarantee, e.g. 0.15)"
-            )
-        fraction(routing.max_accepted_risk, "max_accepted_risk")
     if routing.review_rule == "precision_controlled":
         if routing.min_review_precision is None:
             raise ConfigError(
