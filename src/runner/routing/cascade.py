@@ -71,6 +71,30 @@ def verifier_threshold(verifier: Any, setting: float | None, name: str) -> float
     return float(value)
 
 
+def routed_threshold(
+    verifier: Any, name: str, setting: float | None, registered: dict | None
+) -> tuple[float, str]:
+    """The verifier threshold `route` applies, and where it came from.
+
+    ``routing.verifier_threshold`` when set; else the one `fit_gate` calibrated with the
+    model (its metadata's ``cascade``, when the model was fitted with this verifier); else
+    the verifier's own (`verifier_threshold`). A model calibrated with another verifier is
+    a configuration error: its thresholds assume that verifier's scores.
+    """
+    if setting is not None:
+        return verifier_threshold(verifier, setting, name), "routing.verifier_threshold"
+    if registered:
+        if registered.get("verifier") != name:
+            raise ConfigError(
+                f"routing.verifier={name!r}: the model's cascade was calibrated with verifier "
+                f"{registered.get('verifier')!r}; route with that one or set "
+                "routing.verifier_threshold"
+            )
+        value = float(registered["verifier_threshold"])
+        return verifier_threshold(verifier, value, name), "the model's calibrated cascade"
+    return verifier_threshold(verifier, None, name), "the verifier's own"
+
+
 @dataclass(frozen=True)
 class BandScores:
     """The verifier's risk on the verify band, and what scoring it cost.

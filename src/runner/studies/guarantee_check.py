@@ -29,26 +29,20 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest
 from sklearn.base import clone
 
 from runner.errors import ConfigError
 from runner.evaluation import score_gates
 from runner.features import with_lexical_features
 from runner.results import StudyResult
-from runner.routing import RoutingConf, cascade, guarantee_check, report, shift
+from runner.routing import RoutingConf, cascade, guarantee_check, guarantee_tables, report, shift
 from runner.studies.contract import RunContext, Study, check_named
 
-IN_DISTRIBUTION = "in distribution"
+IN_DISTRIBUTION = guarantee_tables.IN_DISTRIBUTION
 TITLES = {
     "guarantee": "Calibrate, then route held-out rows: how often the bound breaks, and what "
     "it accepts (means over splits; violation rate with exact 95 % CI)",
     "goals": "The guarantee's goals: value, target, met (1) or not (0)",
-}
-METHOD_LABELS = {
-    "gate": "gate (risk-controlled)",
-    "cascade": "cascade (calibrated)",
-    "mapie": "gate, MAPIE's controller (reference)",
 }
 
 
@@ -118,7 +112,9 @@ class GuaranteeCheck(Study, name="guarantee_check", titles=TITLES):
             outcomes += self._shifted(frame, column, verifier, rng, run.progress)
         table = guarantee_check.outcomes_frame(outcomes)
         result = StudyResult(titles=dict(TITLES))
-        _add_tables(result, table, oracle, float(np.mean(hindsight)), routing, params)
+        guarantee_tables.add_tables(
+            result, table, oracle, float(np.mean(hindsight)), routing, params.max_share_gap
+        )
         result.files["splits.parquet"] = table
         result.extra["guarantee_check.json"] = {
             "alpha": alpha,
@@ -204,84 +200,3 @@ def _rows(frame: pd.DataFrame, risk: np.ndarray, verifier: np.ndarray | None) ->
 
 def _take(rows: dict, mask: np.ndarray) -> dict:
     return {k: v[mask] for k, v in rows.items()}
-
-
-def _rate(flags: pd.Series) -> tuple[float, tuple[float, float]]:
-    """A share of splits and its exact (Clopper-Pearson) 95 % interval."""
-    k, n = int(flags.sum()), len(flags)
-    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
-    return k / n, (float(ci.low), float(ci.high))
-
-
-def _add_tables(
-    result: StudyResult,
-    table: pd.DataFrame,
-    oracle: dict,
-    hindsight: float,
-    routing: RoutingConf,
-    params: Params,
-) -> None:
-    delta = float(routing.delta)
-    goals: dict[str, tuple[float | None, float, bool | None]] = {}
-    for (scenario, method), sub in table.groupby(["scenario", "method"], sort=False):
-        row = f"{scenario} / {METHOD_LABELS[method]}"
-        rate, ci = _rate(sub["violated"])
-        result.add("guarantee", row, "violation rate", rate, ci)
-        est, est_ci = _rate(sub["violation_established"])
-        result.add("guarantee", row, "established violation rate", est, est_ci)
-        result.add("guarantee", row, "accepted share", float(sub["accepted_share"].mean()))
-        risks = sub["accepted_risk"].dropna()
-        result.add("guarantee", row, "realised accepted risk",
-                   float(risks.mean()) if len(risks) else None)  # fmt: skip
-        result.add("guarantee", row, "splits accepting nothing (no set certified)",
-                   float((~sub["feasible"]).mean()))  # fmt: skip
-        result.add("guarantee", row, "review share", float(sub["review_share"].mean()))
-        precision = sub["review_precision"].dropna()
-        result.add("guarantee", row, "review precision",
-                   float(precision.mean()) if len(precision) else None)  # fmt: skip
-        if routing.review_rule == "precision_controlled" and method != "cascade":
-            rrate, rci = _rate(sub["review_violated"].astype(bool))
-            result.add("guarantee", row, "review violation rate", rrate, rci)
-        result.add("guarantee", row, "verify share", float(sub["verify_share"].mean()))
-        result.add("guarantee", row, "sent to verifier", float(sub["sent_to_verifier"].mean()))
-        result.add("guarantee", row, "KS shift flag rate", float(sub["ks_flag"].mean()))
-        result.add("guarantee", row, "unseen-source flag rate", float(sub["unseen_flag"].mean()))
-        violated = sub[sub["violated"]]
-        no_ks = int((~violated["ks_flag"]).sum())
-        no_flag = int((~violated["ks_flag"] & ~violated["unseen_flag"]).sum())
-        result.add("guarantee", row, "violations without the KS flag", no_ks)
-        result.add("guarantee", row, "violations without any flag", no_flag)
-        if scenario == IN_DISTRIBUTION:
-            share = float(sub["accepted_share"].mean())
-            result.add("guarantee", row, "share gap to the oracle (points)",
-                       100 * (oracle["accepted_share"] - share))  # fmt: skip
-        if scenario == IN_DISTRIBUTION and method != "mapie":
-            goals[f"{method}: violation rate <= delta"] = (rate, delta, rate <= delta)
-            gap = oracle["accepted_share"] - share
-            goals[f"{method}: accepted share within {100 * params.max_share_gap:g} points of "
-                  "the oracle fixed threshold"] = (100 * gap, 100 * params.max_share_gap,
-                                                   gap <= params.max_share_gap)  # fmt: skip
-        elif scenario != IN_DISTRIBUTION:
-            goals.setdefault("shift: violations without any flag", (0.0, 0.0, True))
-            goals.setdefault("shift: violations without the KS flag", (0.0, 0.0, True))
-            for key, count in (("any", no_flag), ("the KS", no_ks)):
-                name = f"shift: violations without {key} flag"
-                value = goals[name][0] + count
-                goals[name] = (value, 0.0, value == 0)
-    oracle_row = f"{IN_DISTRIBUTION} / oracle fixed threshold (hindsight)"
-    result.add("guarantee", oracle_row, "violation rate", oracle["violation_rate"])
-    result.add("guarantee", oracle_row, "accepted share", oracle["accepted_share"])
-    result.add("guarantee", f"{IN_DISTRIBUTION} / per-split hindsight (no guarantee)",
-               "accepted share", hindsight)  # fmt: skip
-    inside = table[table["scenario"] == IN_DISTRIBUTION]
-    if (inside["method"] == "cascade").any():
-        means = inside.groupby("method")["accepted_share"].mean()
-        goals["cascade accepts at least as many rows as the gate alone"] = (
-            100 * (means["cascade"] - means["gate"]),
-            0.0,
-            bool(means["cascade"] >= means["gate"]),
-        )
-    for name, (value, target, met) in goals.items():
-        result.add("goals", name, "value", value)
-        result.add("goals", name, "target", target)
-        result.add("goals", name, "met", None if met is None else int(met))

@@ -36,6 +36,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tqdm.auto import tqdm
+
 from runner.data import RowStream, as_stream
 from runner.errors import ConfigError
 from runner.results import ModelLink, StudyResult
@@ -154,28 +156,13 @@ def _verifier(
     verifiers: dict[str, Any], routing: Any, metadata: dict[str, Any]
 ) -> tuple[Any, float | None, str | None]:
     """The cascade's verifier, its threshold and where that came from (all None without
-    ``routing.verifier``).
-
-    The threshold is ``routing.verifier_threshold`` when set, else the one `fit_gate`
-    calibrated with the model (its ``cascade``, when the model was fitted with this
-    verifier), else the verifier's own.
-    """
+    ``routing.verifier``; `cascade.routed_threshold`)."""
     if not routing.verifier:
         return None, None, None
     verifier = verifiers[routing.verifier]
-    registered = metadata.get("cascade") or {}
-    setting, source = routing.verifier_threshold, "routing.verifier_threshold"
-    if setting is None and registered:
-        if registered.get("verifier") != routing.verifier:
-            raise ConfigError(
-                f"routing.verifier={routing.verifier!r}: the model's cascade was calibrated "
-                f"with verifier {registered.get('verifier')!r}; route with that one or set "
-                "routing.verifier_threshold"
-            )
-        setting, source = float(registered["verifier_threshold"]), "the model's calibrated cascade"
-    elif setting is None:
-        source = "the verifier's own"
-    threshold = cascade.verifier_threshold(verifier, setting, routing.verifier)
+    threshold, source = cascade.routed_threshold(
+        verifier, routing.verifier, routing.verifier_threshold, metadata.get("cascade")
+    )
     return verifier, threshold, source
 
 
@@ -231,7 +218,8 @@ def _route_batches(
         if routing.engine == "ray"
         else engines.route_local(router_args, driver, pending, model)
     )
-    with _progress(run.progress, len(pending)) as bar:
+    show = run.progress and bool(pending)
+    with tqdm(total=len(pending), desc="route batches", unit="batch", disable=not show) as bar:
         stream.drive(driver, results, bar)
     return work, len(pending)
 
@@ -264,21 +252,3 @@ def _trace_feedback(rows: RowStream, model: Any, decisions: Any) -> TraceFeedbac
         model_version=model.version,
         thresholds=dict(model.metadata.get("thresholds") or {}),
     )
-
-
-class _progress:
-    """A tqdm bar over batches when progress is on; a no-op otherwise."""
-
-    def __init__(self, on: bool, total: int) -> None:
-        self.bar = None
-        if on and total:
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(total=total, desc="route batches", unit="batch")
-
-    def __enter__(self) -> Any:
-        return self.bar
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.bar is not None:
-            self.bar.close()

@@ -1,0 +1,110 @@
+"""guarantee_check's tables, laid out from its per-split outcomes.
+
+Why apart from the study: which numbers make the verdict — the violation rate with its
+exact interval, the established violations, the share against the oracle, the flags under
+shift, and the goals — is the part a reader checks; the study only runs the splits
+(`runner.routing.guarantee_check`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+from scipy.stats import binomtest
+
+from runner.results import StudyResult
+
+IN_DISTRIBUTION = "in distribution"
+METHOD_LABELS = {
+    "gate": "gate (risk-controlled)",
+    "cascade": "cascade (calibrated)",
+    "mapie": "gate, MAPIE's controller (reference)",
+}
+
+
+def _rate(flags: pd.Series) -> tuple[float, tuple[float, float]]:
+    """A share of splits and its exact (Clopper-Pearson) 95 % interval."""
+    k, n = int(flags.sum()), len(flags)
+    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+    return k / n, (float(ci.low), float(ci.high))
+
+
+def add_tables(
+    result: StudyResult,
+    table: pd.DataFrame,
+    oracle: dict,
+    hindsight: float,
+    routing: Any,
+    max_share_gap: float,
+) -> None:
+    """The ``guarantee`` table (one row per scenario and method, the references) and the
+    ``goals`` table (each goal's value, target and whether it is met) of `guarantee_check`.
+
+    `table` holds one row per split outcome (`outcomes_frame`); `oracle` is
+    `oracle_fixed`'s result, `hindsight` the mean per-split hindsight share.
+    """
+    delta = float(routing.delta)
+    goals: dict[str, tuple[float | None, float, bool | None]] = {}
+    for (scenario, method), sub in table.groupby(["scenario", "method"], sort=False):
+        row = f"{scenario} / {METHOD_LABELS[method]}"
+        rate, ci = _rate(sub["violated"])
+        result.add("guarantee", row, "violation rate", rate, ci)
+        est, est_ci = _rate(sub["violation_established"])
+        result.add("guarantee", row, "established violation rate", est, est_ci)
+        result.add("guarantee", row, "accepted share", float(sub["accepted_share"].mean()))
+        risks = sub["accepted_risk"].dropna()
+        result.add("guarantee", row, "realised accepted risk",
+                   float(risks.mean()) if len(risks) else None)  # fmt: skip
+        result.add("guarantee", row, "splits accepting nothing (no set certified)",
+                   float((~sub["feasible"]).mean()))  # fmt: skip
+        result.add("guarantee", row, "review share", float(sub["review_share"].mean()))
+        precision = sub["review_precision"].dropna()
+        result.add("guarantee", row, "review precision",
+                   float(precision.mean()) if len(precision) else None)  # fmt: skip
+        if routing.review_rule == "precision_controlled" and method != "cascade":
+            rrate, rci = _rate(sub["review_violated"].astype(bool))
+            result.add("guarantee", row, "review violation rate", rrate, rci)
+        result.add("guarantee", row, "verify share", float(sub["verify_share"].mean()))
+        result.add("guarantee", row, "sent to verifier", float(sub["sent_to_verifier"].mean()))
+        result.add("guarantee", row, "KS shift flag rate", float(sub["ks_flag"].mean()))
+        result.add("guarantee", row, "unseen-source flag rate", float(sub["unseen_flag"].mean()))
+        violated = sub[sub["violated"]]
+        no_ks = int((~violated["ks_flag"]).sum())
+        no_flag = int((~violated["ks_flag"] & ~violated["unseen_flag"]).sum())
+        result.add("guarantee", row, "violations without the KS flag", no_ks)
+        result.add("guarantee", row, "violations without any flag", no_flag)
+        if scenario == IN_DISTRIBUTION:
+            share = float(sub["accepted_share"].mean())
+            result.add("guarantee", row, "share gap to the oracle (points)",
+                       100 * (oracle["accepted_share"] - share))  # fmt: skip
+        if scenario == IN_DISTRIBUTION and method != "mapie":
+            goals[f"{method}: violation rate <= delta"] = (rate, delta, rate <= delta)
+            gap = oracle["accepted_share"] - share
+            goals[f"{method}: accepted share within {100 * max_share_gap:g} points of "
+                  "the oracle fixed threshold"] = (100 * gap, 100 * max_share_gap,
+                                                   gap <= max_share_gap)  # fmt: skip
+        elif scenario != IN_DISTRIBUTION:
+            goals.setdefault("shift: violations without any flag", (0.0, 0.0, True))
+            goals.setdefault("shift: violations without the KS flag", (0.0, 0.0, True))
+            for key, count in (("any", no_flag), ("the KS", no_ks)):
+                name = f"shift: violations without {key} flag"
+                value = goals[name][0] + count
+                goals[name] = (value, 0.0, value == 0)
+    oracle_row = f"{IN_DISTRIBUTION} / oracle fixed threshold (hindsight)"
+    result.add("guarantee", oracle_row, "violation rate", oracle["violation_rate"])
+    result.add("guarantee", oracle_row, "accepted share", oracle["accepted_share"])
+    result.add("guarantee", f"{IN_DISTRIBUTION} / per-split hindsight (no guarantee)",
+               "accepted share", hindsight)  # fmt: skip
+    inside = table[table["scenario"] == IN_DISTRIBUTION]
+    if (inside["method"] == "cascade").any():
+        means = inside.groupby("method")["accepted_share"].mean()
+        goals["cascade accepts at least as many rows as the gate alone"] = (
+            100 * (means["cascade"] - means["gate"]),
+            0.0,
+            bool(means["cascade"] >= means["gate"]),
+        )
+    for name, (value, target, met) in goals.items():
+        result.add("goals", name, "value", value)
+        result.add("goals", name, "target", target)
+        result.add("goals", name, "met", None if met is None else int(met))
