@@ -83,8 +83,10 @@ def test_the_threshold_is_the_setting_else_the_verifiers_own_else_a_config_error
     assert verifier_threshold(SpyVerifier(), 0.2, "v") == 0.2
     with pytest.raises(ConfigError, match=r"routing\.verifier_threshold"):
         verifier_threshold(SpyVerifier(), None, "v")
-    with pytest.raises(ConfigError, match="finite"):
+    with pytest.raises(ConfigError, match="a number"):
         verifier_threshold(SpyVerifier(), float("nan"), "v")
+    # a calibrated cascade whose verifier accepts nothing: every verified row is reviewed
+    assert verifier_threshold(SpyVerifier(), float("-inf"), "v") == float("-inf")
 
 
 def test_the_cascade_ranks_bands_first_and_each_band_by_its_own_scorer():

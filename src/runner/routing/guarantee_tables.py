@@ -69,7 +69,10 @@ def add_tables(
         result.add("guarantee", row, "sent to verifier", float(sub["sent_to_verifier"].mean()))
         result.add("guarantee", row, "KS shift flag rate", float(sub["ks_flag"].mean()))
         result.add("guarantee", row, "unseen-source flag rate", float(sub["unseen_flag"].mean()))
-        violated = sub[sub["violated"]]
+        # a violation of either bound: accepted risk > alpha, or (controlled) review
+        # precision < beta
+        broken = sub["violated"] | sub["review_violated"].fillna(False).astype(bool)
+        violated = sub[broken]
         no_ks = int((~violated["ks_flag"]).sum())
         no_flag = int((~violated["ks_flag"] & ~violated["unseen_flag"]).sum())
         result.add("guarantee", row, "violations without the KS flag", no_ks)

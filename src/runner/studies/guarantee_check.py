@@ -13,9 +13,10 @@ labelled data the way a team would meet it (`runner.routing.guarantee_check`):
 - **under shift**: for every value of the shift column (``task`` when the file has several,
   else ``source``): the gate fitted and calibrated on the other values (out of fold there),
   and rows of the held-out value routed, over the same number of splits. The guarantee's
-  assumption fails here; the report says how often the bound broke and whether each
-  violation came with the shift flag (`runner.routing.shift`: the KS test of routed
-  against calibration risks at p < 0.01, and rows from a source calibration never had).
+  assumption fails here; the report says how often a bound broke and whether each
+  violation (of either bound) came with the shift flag (`runner.routing.shift`: the KS
+  test of routed against calibration risks at p < 0.01, and rows from a source
+  calibration never had).
 
 ``dataset=halubench`` runs the source shift on HaluBench (one source calibrated, another
 routed: `conf/experiment/guarantee_check_halubench.yaml`). Per-split outcomes are in
