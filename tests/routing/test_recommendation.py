@@ -191,3 +191,20 @@ def test_fit_gate_gates_are_the_gates_fit_gate_configures():
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
         cfg = compose("config", overrides=["experiment=fit_gate"])
     assert tuple(cfg.gates) == ship_command.FIT_GATE_GATES
+
+
+def test_an_unreachable_target_ships_at_the_best_achievable_and_says_what_that_gives():
+    y, risk = rows(n=2000, signal=2.0)
+    tight = RoutingConf(accept_rule="risk_controlled", max_accepted_risk=0.005, delta=0.1)
+    out = rec.recommend(
+        y, [scored("g", risk)], tight, review_budgets=[0.1], accept_budgets=[0.5],
+        dataset_path="/d.jsonl",
+    )  # fmt: skip
+    best = out["best_achievable"]["max_accepted_risk"]
+    assert not out["feasible"] and out["command_at_best_achievable"] and best > 0.005
+    shipped, asked = out["rows"][:2]
+    assert shipped["setting"] == "recommended (at the best achievable targets)"
+    assert asked["setting"] == "as asked (target not met)" and asked["accept_share"] == 0.0
+    assert shipped["feasible"] and shipped["accept_share"] > 0
+    assert shipped["accepted_risk_guaranteed"] == best
+    assert f"routing.max_accepted_risk={best:g}" in out["command"]

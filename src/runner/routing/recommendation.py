@@ -172,6 +172,10 @@ def recommend(
     at_best = bool(best_at) and all(v is not None for v in best_at.values())
     if at_best:
         ship = dataclasses.replace(ship, **best_at)
+        # what the command ships first (the expected shares are its), what was asked next
+        shipped = operating_point(y, best, ship, used)
+        rows[0] = _row("recommended (at the best achievable targets)", shipped)
+        rows.insert(1, _row("as asked (target not met)", point))
     command = fit_gate_command(dataset_path, best.name, ship, overrides)
     return {
         "ship": name,
