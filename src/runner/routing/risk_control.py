@@ -21,8 +21,12 @@ large (fixed-sequence testing): every candidate up to the first that fails is ce
 and the family-wise error stays <= δ whatever the order, because the order is fixed before
 the labels are seen. The order starts at `start_rows` rows, not at 1 %: a set too small to
 certify anything would stop the sequence on its first step. MAPIE's controller
-(Bonferroni-Holm over the candidates with Hoeffding-Bentkus p-values) was used before; on
-RAGTruth at α = δ = 0.1 it certified about 2 % of rows where this certifies about 18 %.
+(Bonferroni-Holm over the candidates with Hoeffding-Bentkus p-values) was used before; it
+pays for every candidate and certifies far smaller sets (`guarantee_check` runs it beside
+this one on the same splits: `runner.routing.mapie_reference`).
+
+Answers to one context are not independent (their labels move together): given the rows'
+groups, counts are divided by the design effect (`effective_counts`) before the test.
 
 Two sides at once split δ (a union bound: each side gets δ/2); the cascade splits its δ
 between the gate-alone path and the verifier paths (`CASCADE_VERIFIER_SHARE`).
