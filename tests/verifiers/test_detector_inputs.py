@@ -10,9 +10,12 @@ from tests.routing.detector import minilm_dir
 
 from runner.errors import ConfigError
 from runner.verifiers.detector_inputs import (
+    MIN_ANSWER_TOKENS,
+    MIN_EVIDENCE_TOKENS,
     InputRule,
     build_segments,
     context_windows,
+    fit_questions,
     format_prompt,
 )
 
@@ -120,3 +123,52 @@ def test_a_long_answer_leaves_the_window_share_for_evidence(tokenizer, rows):
     assert capped.stats.context_tokens_seen > greedy.stats.context_tokens_seen
     with pytest.raises(ConfigError, match="answer_share"):
         InputRule(answer_share=0.05)
+
+
+LONG_QUESTION = "Which of the following statements about the river are supported? " + " ".join(
+    f"Option {k}: the river floods in month {k} of the year." for k in range(40)
+)
+
+
+@pytest.mark.parametrize("template", ["plain", "lettucedetect"])
+def test_a_question_too_long_for_the_window_is_cut_to_its_head_never_a_stop(tokenizer, template):
+    rule = InputRule(max_length=128, template=template)
+    questions, costs, cut = fit_questions(tokenizer, rule, [LONG_QUESTION, "Where is it?"])
+    assert cut == 1
+    assert LONG_QUESTION.startswith(questions[0]) and len(questions[0]) < len(LONG_QUESTION)
+    assert questions[1] == "Where is it?"  # a question that fits is left as it is
+    special = tokenizer.num_special_tokens_to_add(pair=True)
+    limit = 128 - special - MIN_EVIDENCE_TOKENS - MIN_ANSWER_TOKENS
+    assert costs[0] <= limit
+    # the longest head that fits: one more token of the question would not
+    ids = tokenizer(LONG_QUESTION, add_special_tokens=False, return_offsets_mapping=True)
+    starts = [s for s, _ in ids["offset_mapping"]]
+    longer = LONG_QUESTION[: starts[starts.index(len(questions[0]) + 1) + 1]].rstrip()
+    prompt = format_prompt(longer, "", True, template)
+    assert len(tokenizer(prompt, add_special_tokens=False)["input_ids"]) > limit
+
+    segments = build_segments(
+        tokenizer, rule, [LONG_QUESTION], ["The river floods in spring."],
+        ["It floods in month 3."], ["q1"],
+    )  # fmt: skip
+    assert segments.stats.questions_cut == 1
+    assert segments.encoded.lengths().max() <= 128
+    assert set(segments.example_of.tolist()) == {0}
+
+
+@pytest.mark.slow
+def test_every_halubench_row_gets_inputs_at_the_default_window(tokenizer):
+    """HaluBench has questions longer than a 128-token window (the sentence recipe's
+    default): each is cut, and every row is scored (`detector_eval dataset=halubench`
+    stopped at the first one)."""
+    from runner.data.halubench import load_halubench
+    from runner.verifiers.sentence_pairs import build_pairs
+
+    frame = load_halubench(data_dir=str(real_data_dir())).frame
+    rule = InputRule(max_length=128)
+    pairs = build_pairs(
+        tokenizer, rule, frame["question"], frame["context"], frame["answer"], frame["example_id"]
+    )
+    assert sorted(set(pairs.example_of.tolist())) == list(range(len(frame)))
+    assert pairs.stats.questions_cut > 0
+    assert pairs.encoded.lengths().max() <= 128

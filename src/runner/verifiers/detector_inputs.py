@@ -22,7 +22,10 @@ context enters the window. None of them cuts silently; each reports what it left
   context token is seen; the cost grows with the context.
 
 An answer longer than the window is never dropped: it is scored in consecutive pieces
-(each with its own evidence) and counted in `InputStats.answers_split`.
+(each with its own evidence) and counted in `InputStats.answers_split`. A question too
+long for the window is cut, never a stop (`fit_questions`): its head is kept, so the
+prompt leaves room for `MIN_EVIDENCE_TOKENS` of evidence and `MIN_ANSWER_TOKENS` of
+answer; the cut is counted in ``questions_cut``.
 """
 
 from __future__ import annotations
@@ -50,6 +53,9 @@ SUMMARY_TEMPLATE = "Summarize the following text:\n{text}\noutput:"
 MIN_EVIDENCE_TOKENS = 32
 """Context tokens every piece keeps room for: an answer piece is at most the window less
 the prompt and these."""
+MIN_ANSWER_TOKENS = 16
+"""Answer tokens every window keeps room for beside the prompt and `MIN_EVIDENCE_TOKENS`:
+a longer question is cut to its head (`fit_questions`)."""
 
 
 def format_prompt(
@@ -140,6 +146,8 @@ class InputStats:
         Context tokens over all examples (each example's context tokenised once).
     context_tokens_seen : int
         Of those, how many entered some model input.
+    questions_cut : int
+        Questions cut to their head to leave the window room (`fit_questions`).
     """
 
     n_examples: int
@@ -148,6 +156,7 @@ class InputStats:
     contexts_reduced: int
     context_tokens: int
     context_tokens_seen: int
+    questions_cut: int = 0
 
     def to_dict(self) -> dict:
         """JSON-serialisable form, with the share of context seen."""
@@ -177,6 +186,56 @@ def _n_tokens(tokenizer, texts: Sequence[str]) -> list[int]:
         return []
     ids = tokenizer(list(texts), add_special_tokens=False)["input_ids"]
     return [len(x) for x in ids]
+
+
+def fit_questions(
+    tokenizer, rule: InputRule, questions: Sequence[str]
+) -> tuple[list[str], list[int], int]:
+    """The questions as the window can hold them, their prompts' token costs, and the cut.
+
+    The prompt without evidence (`format_prompt` of the question and an empty context)
+    may take at most ``max_length`` less the special tokens, `MIN_EVIDENCE_TOKENS` and
+    `MIN_ANSWER_TOKENS`. A question whose prompt takes more is cut at a token start to the
+    longest head whose prompt fits (its start states what is asked), so every row is
+    scored; questions that fit are returned unchanged.
+
+    Returns
+    -------
+    (questions, prompt_costs, cut) : list of str, list of int, int
+    """
+    questions = list(questions)
+    special = tokenizer.num_special_tokens_to_add(pair=True)
+    limit = rule.max_length - special - MIN_EVIDENCE_TOKENS - MIN_ANSWER_TOKENS
+
+    def cost(question: str) -> int:
+        prompt = format_prompt(question, "", rule.include_question, rule.template)
+        return _n_tokens(tokenizer, [prompt])[0]
+
+    costs = _n_tokens(
+        tokenizer, [format_prompt(q, "", rule.include_question, rule.template) for q in questions]
+    )
+    cut = 0
+    for i, question in enumerate(questions):
+        if costs[i] <= limit:
+            continue
+        starts = [
+            int(s)
+            for s, _ in tokenizer(question, add_special_tokens=False, return_offsets_mapping=True)[
+                "offset_mapping"
+            ]
+        ]
+        lo, hi = 0, len(starts)  # heads of lo tokens fit, of hi do not
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if cost(question[: starts[mid]].rstrip()) <= limit else (lo, mid)
+        head = question[: starts[lo]].rstrip() if lo else ""
+        if cost(head) > limit:
+            raise ConfigError(
+                f"max_length={rule.max_length} leaves no room for the {rule.template!r} "
+                "prompt beside evidence and answer; raise max_length"
+            )
+        questions[i], costs[i], cut = head, cost(head), cut + 1
+    return questions, costs, cut
 
 
 def _answer_pieces(tokenizer, answer: str, room: int, example_id: str) -> list[tuple[int, int]]:
@@ -298,8 +357,7 @@ def build_segments(
         return Segments(encoded, np.arange(len(answers)), stats)
 
     special = tokenizer.num_special_tokens_to_add(pair=True)
-    empty_prompts = [format_prompt(q, "", rule.include_question, rule.template) for q in questions]
-    prompt_cost = _n_tokens(tokenizer, empty_prompts)
+    questions, prompt_cost, questions_cut = fit_questions(tokenizer, rule, questions)
     n_ctx = _n_tokens(tokenizer, contexts)
     premises, pieces, owners, shifts = [], [], [], []
     split = reduced = seen = 0
@@ -343,7 +401,7 @@ def build_segments(
         for offs, shift in zip(encoded.answer_offsets, shifts, strict=True)
     ]
     encoded.answers = [answers[i] for i in owners]
-    stats = InputStats(len(answers), len(premises), split, reduced, sum(n_ctx), seen)
+    stats = InputStats(len(answers), len(premises), split, reduced, sum(n_ctx), seen, questions_cut)
     if encoded.stats.n_truncated:  # the budget is computed on separate tokenisations
         stats.contexts_reduced += encoded.stats.n_truncated
     return Segments(encoded, np.asarray(owners, dtype=np.int64), stats)

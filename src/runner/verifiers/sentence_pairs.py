@@ -20,6 +20,8 @@ The stated selection, per example:
   it shares with the *sentence* (`runner.text.tokenize` + `content_tokens`, the token
   recipe's scoring); units enter best first (ties: earlier first) while they fit, and the
   chosen units are joined in document order;
+- a question too long for the window is cut to its head
+  (`runner.verifiers.detector_inputs.fit_questions`), counted in ``questions_cut``;
 - input: ``[CLS] prompt [SEP] sentence [SEP]`` with the prompt of the input rule's
   template (``plain``: question line, then the evidence), at most ``max_length`` tokens;
 - label (training): 1 when the sentence's character range overlaps a gold span by at
@@ -44,6 +46,7 @@ from runner.verifiers.detector_inputs import (
     _answer_pieces,
     _n_tokens,
     _units,
+    fit_questions,
     format_prompt,
 )
 from runner.verifiers.encoding import Encoded, encode_pairs
@@ -67,6 +70,9 @@ class PairStats:
         Inputs that hold less than their whole context.
     evidence_tokens : int
         Context tokens over all inputs (the evidence each input shows).
+    questions_cut : int
+        Questions cut to their head to leave the window room
+        (`runner.verifiers.detector_inputs.fit_questions`).
     """
 
     n_examples: int
@@ -74,6 +80,7 @@ class PairStats:
     sentences_split: int
     pairs_reduced: int
     evidence_tokens: int
+    questions_cut: int = 0
 
     def to_dict(self) -> dict:
         """JSON-serialisable form, with inputs per example and mean evidence tokens."""
@@ -168,8 +175,7 @@ def build_pairs(
     questions, contexts, answers = list(questions), list(contexts), list(answers)
     ids = [str(x) for x in example_ids]
     special = tokenizer.num_special_tokens_to_add(pair=True)
-    empty_prompts = [format_prompt(q, "", rule.include_question, rule.template) for q in questions]
-    prompt_cost = _n_tokens(tokenizer, empty_prompts)
+    questions, prompt_cost, questions_cut = fit_questions(tokenizer, rule, questions)
     n_ctx = _n_tokens(tokenizer, contexts)
     premises, hypotheses, owners, ranges, labels = [], [], [], [], []
     split = reduced = evidence_tokens = 0
@@ -217,7 +223,7 @@ def build_pairs(
             token_labels(offs, gold[i])
             for offs, i in zip(encoded.answer_offsets, owners, strict=True)
         ]
-    stats = PairStats(len(answers), len(premises), split, reduced, evidence_tokens)
+    stats = PairStats(len(answers), len(premises), split, reduced, evidence_tokens, questions_cut)
     return SentencePairs(
         encoded,
         encoded.example_of,
