@@ -205,3 +205,47 @@ def test_undo_restores_the_answers_a_run_superseded(store):  # noqa: F811
     assert second.undo() == 5  # 2 risks, 2 decisions, 1 mark taken off
     assert [only(store, t, "ragscope_decision").value for t in ids] == ["accept", "verify"]
     assert only(store, ids[0], "ragscope_audit").metadata["routing_run_id"] == "run-1"
+
+
+FLAGGED = {
+    "flagged": True,
+    "why": "routed risks unlike the calibration risks (KS p = 0.0004 < 0.01)",
+    "risk_test": {"available": True, "p_value": 0.00041234, "level": 0.01},
+}
+
+
+def with_shift(fb: TraceFeedback, shift: dict, unseen: list[bool]) -> TraceFeedback:
+    fb.decisions["unseen_source"] = unseen
+    fb.shift = shift
+    return fb
+
+
+def test_a_flagged_route_puts_the_flag_on_every_routed_trace(store):  # noqa: F811
+    ids = traces(3)
+    fb = with_shift(feedback(store, ids, ["accept", "verify", "review"]), FLAGGED, [0, 1, 0])
+    summary = fb.write("run-1")
+    assert counts(summary, "ragscope_shift") == (3, 0, 0)
+    for trace_id, unseen in zip(ids, ("false", "true", "false"), strict=True):
+        flag = only(store, trace_id, "ragscope_shift")
+        assert flag.value is True and flag.rationale == FLAGGED["why"]
+        assert flag.metadata["ks_p_value"] == "0.000412"
+        assert flag.metadata["unseen_source"] == unseen
+        assert flag.metadata["routing_run_id"] == "run-1"
+
+
+def test_a_rerun_whose_shift_reads_otherwise_updates_the_flag_and_leaves_the_decisions(store):  # noqa: F811
+    ids = traces(3)
+    decisions = ["accept", "verify", "review"]
+    with_shift(feedback(store, ids, decisions), FLAGGED, [0, 0, 0]).write("run-1")
+    calm = {
+        "flagged": False,
+        "why": "no unseen source; routed risks like the calibration risks (KS p = 0.7)",
+        "risk_test": {"available": True, "p_value": 0.7, "level": 0.01},
+    }
+    again = with_shift(feedback(store, ids, decisions), calm, [0, 0, 0]).write("run-2")
+    assert counts(again, "ragscope_shift") == (0, 3, 0)
+    for name in ("ragscope_decision", "ragscope_risk"):
+        assert counts(again, name) == (0, 0, 3)  # an unchanged decision does not look updated
+    assert [only(store, t, "ragscope_shift").value for t in ids] == [False] * 3
+    same = with_shift(feedback(store, ids, decisions), calm, [0, 0, 0]).write("run-3")
+    assert counts(same, "ragscope_shift") == (0, 0, 3)

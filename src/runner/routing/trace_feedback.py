@@ -11,7 +11,12 @@ feedback assessments
   routing run id (and the gate's own decision and the verifier's risk with a cascade);
 - ``ragscope_audit``: ``True`` on the traces in this run's audit sample (metadata: the
   risk, the decision and the size of the sample and of the accepted rows it was drawn
-  from); ``False`` where this run supersedes an earlier run's mark,
+  from); ``False`` where this run supersedes an earlier run's mark;
+- ``ragscope_shift``: whether the routing run flagged its traffic as moved from the
+  calibration data (`runner.routing.stream_report.shift_check`), on every routed trace,
+  rationale = the run's reason, metadata = the KS p-value and whether this trace's source
+  is one the gate never saw. An answer of its own, so a rerun whose shift test reads
+  differently updates this flag and leaves an unchanged decision as it is,
 
 all with source ``CODE`` / ``ragscope:<model>/<version>``. The current answer of a name is
 the newest valid runner assessment of that name on the trace, whatever the model version
@@ -51,7 +56,8 @@ from runner.errors import DataError
 log = logging.getLogger(__name__)
 
 RISK, DECISION, AUDIT = "ragscope_risk", "ragscope_decision", "ragscope_audit"
-NAMES = (RISK, DECISION, AUDIT)
+SHIFT = "ragscope_shift"
+NAMES = (RISK, DECISION, AUDIT, SHIFT)
 ACTIONS = ("added", "updated", "left")
 NOT_SAID = frozenset({RUN_KEY, "model_uri"})
 """Metadata that is not part of an answer: who wrote it, and by which URI (an alias or a
@@ -103,6 +109,9 @@ class TraceFeedback:
     model_name: str
     model_version: str
     thresholds: dict[str, Any] = field(default_factory=dict)
+    shift: dict[str, Any] | None = None
+    """The run's ``shift`` block (`runner.routing.stream_report.shift_check`); None: no
+    ``ragscope_shift`` answers."""
     written: list[tuple[str, str]] = field(default_factory=list, repr=False)
     """(trace id, assessment id) of every assessment this run logged, in order."""
 
@@ -166,7 +175,21 @@ def answers(
             f"{sample['accepted_rows']} accepted traces"
         )
         out[AUDIT] = Answer(True, rationale, mark_meta)
+    if feedback.shift is not None:
+        out[SHIFT] = shift_answer(feedback.shift, row, meta)
     return out
+
+
+def shift_answer(shift: dict[str, Any], row: Any, meta: dict[str, str]) -> Answer:
+    """The run's shift flag as one trace's answer: the run's verdict and reason, with the
+    KS p-value and whether this trace's own source is unseen in the metadata."""
+    test = shift.get("risk_test") or {}
+    shift_meta = {
+        **meta,
+        "ks_p_value": f"{test['p_value']:.3g}" if test.get("available") else "not available",
+        "unseen_source": str(bool(row.get("unseen_source", False))).lower(),
+    }
+    return Answer(bool(shift["flagged"]), str(shift.get("why") or ""), shift_meta)
 
 
 def unmark(feedback: TraceFeedback, run_id: str) -> Answer:
@@ -215,6 +238,8 @@ def step(feedback: TraceFeedback, trace: Any, name: str, new: Answer | None, run
     if name == AUDIT and new is None:  # not in this run's sample
         if now is not None and now.value is True:
             return Step(trace_id, name, "updated", unmark(feedback, run_id), now.assessment_id)
+        return Step(trace_id, name, "left")
+    if new is None:  # no answer of this name from this run (a route without a shift block)
         return Step(trace_id, name, "left")
     if now is None:
         return Step(trace_id, name, "added", new)

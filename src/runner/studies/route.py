@@ -28,7 +28,8 @@ from unseen sources and a KS test of the routed risks against the model's
 ``calibration_profile`` (not available for a model registered before fit_gate kept one).
 The ``shift`` block of the summary, the ``shift`` table, the run tag ``shift_flagged`` and
 the metrics ``unseen_source_share`` / ``shift_ks_p`` carry it, and a flagged route warns
-loudly. Over traces the flag is on the routing run (the traces' assessments do not carry it).
+loudly. Over traces the flag is on the routing run and on every routed trace (assessment
+``ragscope_shift``, `runner.routing.trace_feedback`).
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ class Route(Study, name="route", titles=TITLES):
         if rows.reads_in_batches:
             rows.info.update(stream_report.stream_info(totals, counts, skipped, rows.labelled))
         if rows.info.get("origin") == "mlflow":
-            result.trace_feedback = _trace_feedback(rows, model, decisions)
+            result.trace_feedback = _trace_feedback(rows, model, decisions, shift_block)
         if cascade_info is not None:
             result.extra["summary.json"]["cascade"] = {
                 **cascade_info,
@@ -241,8 +242,10 @@ def _runtime(
     }
 
 
-def _trace_feedback(rows: RowStream, model: Any, decisions: Any) -> TraceFeedback:
-    """The decisions to write back onto the MLflow traces they came from."""
+def _trace_feedback(
+    rows: RowStream, model: Any, decisions: Any, shift: dict[str, Any]
+) -> TraceFeedback:
+    """The decisions, and the run's shift flag, to write back onto the traces they came from."""
     return TraceFeedback(
         tracking_uri=rows.info["tracking_uri"],
         experiment_id=rows.info["experiment_id"],
@@ -251,4 +254,5 @@ def _trace_feedback(rows: RowStream, model: Any, decisions: Any) -> TraceFeedbac
         model_name=model.name,
         model_version=model.version,
         thresholds=dict(model.metadata.get("thresholds") or {}),
+        shift=shift,
     )
