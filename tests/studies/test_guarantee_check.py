@@ -19,7 +19,12 @@ SPLITS = 20
 def checked(tmp_path_factory):
     real_data_dir()
     root = tmp_path_factory.mktemp("guarantee_check")
-    out = experiment(root, "guarantee_check", "tracking=off", f"study.params.splits={SPLITS}")
+    out = experiment(
+        root, "guarantee_check", "tracking=off", "dataset=ragtruth",
+        f"study.params.splits={SPLITS}", "study.params.population_rows=[500,1350]",
+        f"study.params.population_splits={SPLITS}",
+        "study.params.population_share_goals=[[0.2,1350]]",
+    )  # fmt: skip
     cells = out.result.cells_frame().set_index(["table", "row", "column"])["value"]
     return out, cells
 
@@ -66,8 +71,39 @@ def test_under_task_shift_every_violation_comes_with_the_shift_flag(checked):
     assert cells[("goals", "shift: violations without the KS flag", "value")] == shifted.sum()
 
 
+def test_the_population_check_runs_every_size_target_and_method_on_the_same_draws(checked):
+    """RAGTruth test as the population: each (N, α, method) has every draw; the table's
+    rates are the draws' means; the best fixed threshold is there for each α."""
+    out, cells = checked
+    splits = pd.read_parquet(out.output_dir / "population_splits.parquet")
+    sizes = splits.groupby(["rows", "alpha", "method"])["split"].nunique()
+    assert set(sizes.index) == {(n, a, m) for n in (500, 1350) for a in (0.1, 0.2)
+                                for m in ("gate", "mapie")}  # fmt: skip
+    assert (sizes == SPLITS).all()
+    assert (splits["calibration_rows"] >= splits["rows"]).all()
+    # one draw per (N, split), shared by every α and method
+    assert (splits.groupby(["rows", "split"])["calibration_rows"].nunique() == 1).all()
+    meta = json.loads((out.output_dir / "guarantee_check.json").read_text())["population"]
+    assert meta["rows"] == 2700 and meta["splits"] == SPLITS
+    for (n, alpha, method), sub in splits.groupby(["rows", "alpha", "method"]):
+        label = "gate (risk-controlled)" if method == "gate" else (
+            "gate, MAPIE's controller (reference)")  # fmt: skip
+        row = f"population N={n:,}, α={alpha:g} / {label}"
+        assert cells[("population", row, "violation rate")] == pytest.approx(sub["violated"].mean())
+        assert (sub["violated"] == (sub["accepted_risk"].fillna(0) > alpha)).all()
+        best = meta["hindsight_share"][str(alpha)]
+        gap = cells[("population", row, "share gap to the hindsight threshold (points)")]
+        assert gap == pytest.approx(100 * (best - sub["accepted_share"].mean()))
+    goal = "population N=1,350, α=0.2: gate share within 5 points of the hindsight threshold"
+    assert cells[("goals", goal, "target")] == 5
+
+
 def test_a_contract_without_a_bound_is_refused_before_any_data(tmp_path):
     with pytest.raises(ConfigError, match=r"routing\.accept_rule=risk_controlled"):
         experiment(tmp_path, "guarantee_check", "tracking=off", "routing.accept_rule=budget")
     with pytest.raises(ConfigError, match="calibration_fraction"):
         experiment(tmp_path, "guarantee_check", "study.params.calibration_fraction=1.5")
+    with pytest.raises(ConfigError, match="population_share_goals"):
+        experiment(tmp_path, "guarantee_check", "study.params.population_share_goals=[[0.3,500]]")
+    with pytest.raises(ConfigError, match="population_alphas"):
+        experiment(tmp_path, "guarantee_check", "study.params.population_alphas=[1.5]")

@@ -28,6 +28,7 @@ do not, so the two forms give equal answers and labels but not byte-equal contex
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -494,3 +495,53 @@ def _group(task: Any, context: Any) -> str:
     if isinstance(context, str):
         return group_key(str(task), context)
     return f"{task}:<invalid context>"
+
+
+def load_ragtruth_pooled(
+    splits: tuple[str, ...] | list[str] = ("train", "test"),
+    path: str | os.PathLike | None = None,
+    format: str = "auto",
+    hub_id: str = HUB_ID,
+    skip_invalid: bool = False,
+    data_dir: str | os.PathLike | None = None,
+    name: str = "ragtruth_pooled",
+) -> LoadedData:
+    """Several RAGTruth splits as one frame (train then test by default: 17,790 rows).
+
+    Why: a check of a population quantity needs a population as large as the release
+    has (`runner.studies.guarantee_check`'s population check draws calibration rows from
+    it and knows every row's label). No context is shared between RAGTruth's splits, so
+    their context groups stay apart; a repeated id or group across splits is an error.
+    `path` is a directory holding each ``{split}.parquet`` (or the original pair); the
+    other settings are `load_ragtruth`'s.
+    """
+    splits = list(splits)
+    if not splits or len(set(splits)) != len(splits):
+        raise ConfigError(f"ragtruth_pooled: splits must be distinct splits, got {splits!r}")
+    for split in splits:
+        check_split_file(name, split, path, SPLITS)
+    parts = [
+        load_ragtruth(split, path, format, hub_id, None, skip_invalid, data_dir, name)
+        for split in splits
+    ]
+    frame = pd.concat([p.frame for p in parts], ignore_index=True)
+    for column in ("example_id", "group_id"):
+        repeated = frame[column][frame[column].duplicated()]
+        if len(repeated):
+            raise DataError(
+                f"{column} {repeated.iloc[0]!r} is in more than one of the splits {splits}",
+                file=", ".join(f for p in parts for f in p.files),
+                field=column,
+            )
+    files = [f for p in parts for f in p.files]
+    digest = hashlib.sha256("".join(p.fingerprint for p in parts).encode()).hexdigest()
+    info: dict[str, Any] = summarise(frame)
+    info.update(
+        splits=splits,
+        parts={s: p.info for s, p in zip(splits, parts, strict=True)},
+        skipped_rows=sum(p.info["skipped_rows"] for p in parts),
+    )
+    fingerprint = frame_fingerprint(
+        digest, "ragtruth/pooled", LOADER_VERSION, {"splits": splits, "skip_invalid": skip_invalid}
+    )
+    return LoadedData(name=name, frame=frame, files=files, fingerprint=fingerprint, info=info)

@@ -111,3 +111,75 @@ def add_tables(
         result.add("goals", name, "value", value)
         result.add("goals", name, "target", target)
         result.add("goals", name, "met", None if met is None else int(met))
+
+
+POPULATION_TITLE = (
+    "The bound on the population it is about: calibrate on N rows drawn by context group, "
+    "the population accepted risk of the chosen threshold computed exactly (violation rate "
+    "with exact 95 % CI, must stay <= δ); the held-out complement's rate beside it reads "
+    "high (the complement mirrors the calibration sample's deviation)"
+)
+
+
+def population_row(rows: int, alpha: float, method: str) -> str:
+    """The ``population`` table's row of one calibration size, target and method."""
+    return f"population N={rows:,}, α={alpha:g} / {METHOD_LABELS[method]}"
+
+
+def add_population(
+    result: StudyResult,
+    table: pd.DataFrame,
+    hindsight: dict[float, float],
+    delta: float,
+    max_share_gap: float,
+    share_goals: list[tuple[float, int]],
+) -> None:
+    """The ``population`` table and its goals (`runner.routing.population_check`).
+
+    `table` holds one row per (N, α, method, split) (`population_check.outcomes_frame`);
+    `hindsight` maps α to the population's best fixed share; `share_goals` lists the
+    (α, N) whose gate share must be within `max_share_gap` of it.
+    """
+    result.titles["population"] = POPULATION_TITLE
+    worst, every_ok = 0.0, True
+    shares = {}
+    for (rows, alpha, method), sub in table.groupby(["rows", "alpha", "method"], sort=False):
+        row = population_row(int(rows), float(alpha), str(method))
+        rate, ci = _rate(sub["violated"])
+        result.add("population", row, "violation rate", rate, ci)
+        comp, comp_ci = _rate(sub["complement_violated"])
+        result.add("population", row, "violation rate on the held-out complement", comp, comp_ci)
+        share = float(sub["accepted_share"].mean())
+        result.add("population", row, "accepted share", share)
+        risks = sub["accepted_risk"].dropna()
+        result.add("population", row, "population accepted risk",
+                   float(risks.mean()) if len(risks) else None)  # fmt: skip
+        result.add("population", row, "splits accepting nothing", float((~sub["feasible"]).mean()))
+        result.add("population", row, "share gap to the hindsight threshold (points)",
+                   100 * (hindsight[float(alpha)] - share))  # fmt: skip
+        result.add("population", row, "calibration rows", float(sub["calibration_rows"].mean()))
+        result.add("population", row, "splits", len(sub))
+        if method == "gate":
+            worst = max(worst, rate)
+            every_ok &= ci[0] <= delta
+            shares[(float(alpha), int(rows))] = share
+    for alpha, share in hindsight.items():
+        row = f"population α={alpha:g} / best fixed threshold (hindsight, no guarantee)"
+        result.add("population", row, "accepted share", share)
+    goals = {
+        "population: gate violation rate <= delta within its exact 95 % interval, every N and α": (
+            worst,
+            delta,
+            every_ok,
+        )
+    }
+    for alpha, rows in share_goals:
+        if (alpha, rows) in shares:
+            gap = hindsight[alpha] - shares[(alpha, rows)]
+            goals[f"population N={rows:,}, α={alpha:g}: gate share within "
+                  f"{100 * max_share_gap:g} points of the hindsight threshold"] = (
+                100 * gap, 100 * max_share_gap, gap <= max_share_gap)  # fmt: skip
+    for name, (value, target, met) in goals.items():
+        result.add("goals", name, "value", value)
+        result.add("goals", name, "target", target)
+        result.add("goals", name, "met", int(met))

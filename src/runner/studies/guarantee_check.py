@@ -18,6 +18,14 @@ labelled data the way a team would meet it (`runner.routing.guarantee_check`):
   test of routed against calibration risks at p < 0.01, and rows from a source
   calibration never had).
 
+- **on the population**: the file *is* the population (by default RAGTruth train and test
+  pooled, `dataset=ragtruth_pooled`): ``study.params.population_splits`` calibration draws
+  of each size in ``population_rows`` (whole context groups), the contract set at each α of
+  ``population_alphas``, and the population accepted risk of each threshold computed
+  exactly (`runner.routing.population_check`). The violation rate with its exact interval
+  must stay <= δ; beside it the held-out complement's rate (which reads high), MAPIE's
+  controller, and the share against the population's best fixed threshold (hindsight).
+
 ``dataset=halubench`` runs the source shift on HaluBench (one source calibrated, another
 routed: `conf/experiment/guarantee_check_halubench.yaml`). Per-split outcomes are in
 ``splits.parquet``; the ``goals`` table states each goal, its value and whether it is met.
@@ -32,11 +40,19 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from runner.errors import ConfigError
+from runner.errors import ConfigError, DataError
 from runner.evaluation import score_gates
 from runner.features import with_lexical_features
 from runner.results import StudyResult
-from runner.routing import RoutingConf, cascade, guarantee_check, guarantee_tables, report, shift
+from runner.routing import (
+    RoutingConf,
+    cascade,
+    guarantee_check,
+    guarantee_tables,
+    population_check,
+    report,
+    shift,
+)
 from runner.studies.contract import RunContext, Study, check_named
 
 IN_DISTRIBUTION = guarantee_tables.IN_DISTRIBUTION
@@ -57,6 +73,14 @@ class Params:
     shift: bool = True
     max_share_gap: float = 0.05  # goal: accepted share within this of the oracle's
     mapie_reference: bool = True  # MAPIE's controller on the same splits, in distribution
+    # the population check (`runner.routing.population_check`); no sizes: not run
+    population_rows: list[int] = field(default_factory=lambda: [500, 1350, 3000])
+    population_alphas: list[float] = field(default_factory=lambda: [0.1, 0.2])
+    population_splits: int = 500
+    # [α, N] pairs whose accepted share must be within max_share_gap of the hindsight share
+    population_share_goals: list[list[Any]] = field(
+        default_factory=lambda: [[0.2, 1350], [0.1, 3000]]
+    )
 
 
 @dataclass
@@ -86,6 +110,7 @@ class GuaranteeCheck(Study, name="guarantee_check", titles=TITLES):
             raise ConfigError(
                 f"study.params.calibration_fraction={params.calibration_fraction}: in (0, 1)"
             )
+        _check_population(params)
 
     def run(self, data: Any, run: RunContext) -> StudyResult:
         """Score once, then calibrate and route over every split and every shift."""
@@ -130,7 +155,41 @@ class GuaranteeCheck(Study, name="guarantee_check", titles=TITLES):
             "groups": int(frame["group_id"].nunique()),
             "data": {"name": data.name, "fingerprint": data.fingerprint},
         }
+        if params.population_rows:
+            self._population(result, rows, run)
         return result
+
+    def _population(self, result: StudyResult, rows: dict, run: RunContext) -> None:
+        """The population check: the file as the population, calibration draws of each
+        size, the population accepted risk of each threshold (`population_check`)."""
+        params = self.params
+        pop = population_check.Population(rows["y"], rows["risk"], rows["group"])
+        too_many = [n for n in params.population_rows if n >= pop.rows]
+        if too_many:
+            raise DataError(
+                f"study.params.population_rows={too_many}: the population has {pop.rows:,} "
+                "rows; calibration draws must leave rows out"
+            )
+        rng = np.random.default_rng([run.seed, 1])  # its own stream: other splits stay put
+        outcomes = population_check.check(
+            pop, list(params.population_rows), list(params.population_alphas),
+            params.population_splits, self.routing, rng, params.mapie_reference,
+        )  # fmt: skip
+        table = population_check.outcomes_frame(outcomes)
+        hindsight = {float(a): pop.hindsight_share(float(a)) for a in params.population_alphas}
+        goals = [(float(a), int(n)) for a, n in params.population_share_goals]
+        guarantee_tables.add_population(
+            result, table, hindsight, float(self.routing.delta), params.max_share_gap, goals
+        )
+        result.files["population_splits.parquet"] = table
+        result.extra["guarantee_check.json"]["population"] = {
+            "rows": pop.rows,
+            "groups": len(pop.members),
+            "calibration_rows": list(params.population_rows),
+            "alphas": list(params.population_alphas),
+            "splits": params.population_splits,
+            "hindsight_share": {str(a): s for a, s in hindsight.items()},
+        }
 
     def _verifier_risk(self, frame: pd.DataFrame) -> np.ndarray | None:
         """The verifier's risk on every row (None without ``routing.verifier``)."""
@@ -185,6 +244,28 @@ class GuaranteeCheck(Study, name="guarantee_check", titles=TITLES):
         from runner.reporting import guarantee_figure
 
         return {"guarantee_check": guarantee_figure(cells)}
+
+
+def _check_population(params: Params) -> None:
+    """Population sizes, targets and share goals that make sense, before any data."""
+    if any(isinstance(n, bool) or int(n) != n or n < 1 for n in params.population_rows):
+        raise ConfigError(
+            f"study.params.population_rows={list(params.population_rows)}: positive row counts"
+        )
+    if not params.population_rows:
+        return
+    if params.population_splits < 1:
+        raise ConfigError(f"study.params.population_splits={params.population_splits}: >= 1")
+    if not params.population_alphas or not all(0 < a < 1 for a in params.population_alphas):
+        raise ConfigError(
+            f"study.params.population_alphas={list(params.population_alphas)}: targets in (0, 1)"
+        )
+    for goal in params.population_share_goals:
+        if len(goal) != 2 or goal[0] not in params.population_alphas or goal[1] < 1:
+            raise ConfigError(
+                f"study.params.population_share_goals: {list(goal)} is not [α, N] with α in "
+                f"study.params.population_alphas={list(params.population_alphas)}"
+            )
 
 
 def _rows(frame: pd.DataFrame, risk: np.ndarray, verifier: np.ndarray | None) -> dict:
