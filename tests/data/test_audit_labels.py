@@ -42,3 +42,27 @@ def test_audit_labels_must_belong_to_the_marked_accepted_rows(tmp_path):
     with pytest.raises(DataError, match="FAIL/PASS") as err:
         load({"id": "a", "label": "maybe"})
     assert err.value.field == "label"
+
+
+def test_audit_labels_come_in_the_decisions_order_whatever_the_files_order(tmp_path):
+    # the running test feeds rows in this order: fixed by the route run before any label,
+    # never the reviewers' order (which may follow the labels)
+    ids = [f"r{i}" for i in (7, 2, 9, 4, 1, 8)]
+    decisions = pd.DataFrame(
+        {"id": ids, "risk": 0.1, "decision": "accept", "audit": True, "model": "g/1"}
+    )
+    dec = tmp_path / "decisions.parquet"
+    decisions.to_parquet(dec, index=False)
+    labels = dict(zip(ids, [1, 0, 0, 1, 0, 1], strict=True))
+    frames = []
+    for name, order in (("sorted", sorted(ids)), ("by_label", sorted(ids, key=labels.get))):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps({"id": i, "label": labels[i]}) + "\n" for i in order))
+        frames.append(load_audit_labels(str(dec), str(path), scope="accepted").frame)
+    for frame in frames:
+        assert frame["id"].tolist() == ids
+        assert frame["label"].tolist() == [labels[i] for i in ids]
+    # the row each label was read from stays with it, for messages
+    assert frames[0].set_index("id")["label_row"].to_dict() == {
+        i: n for n, i in enumerate(sorted(ids), start=1)
+    }

@@ -74,10 +74,33 @@ def test_continuing_the_state_across_calls_equals_one_call_bit_for_bit():
     assert points == whole_points
 
 
-def test_a_state_is_small_json_and_remembers_counted_label_sets():
+def test_a_state_is_small_json_whatever_it_has_counted():
     state, _ = sq.update(sq.new_state(ALPHA, DELTA), bernoulli(0.1, 1000, seed=0))
-    state = sq.remember(state, "ab" * 32)
-    assert sq.counted(state, "ab" * 32) and not sq.counted(state, "cd" * 32)
-    assert len(json.dumps(state)) < 1500
+    assert len(json.dumps(state)) < 1000  # no ids: those are the run's COUNTED_FILE
     with pytest.raises(ValueError, match="0/1"):
         sq.update(state, [2])
+
+
+def test_feeding_counts_each_id_once_in_the_order_it_was_first_given():
+    x = dict(zip("abcdefgh", bernoulli(0.3, 8, seed=5).tolist(), strict=True))
+    state, counted = sq.new_state(ALPHA, DELTA), sq.counted_rows()
+    batches = (["c", "a", "b"], ["b", "a", "c"], ["a", "d", "c", "e"], ["f", "e", "g", "h"])
+    for ids in batches:
+        state, points, counted = sq.feed(state, counted, ids, [x[i] for i in ids])
+    order = ["c", "a", "b", "d", "e", "f", "g", "h"]  # first seen; never twice
+    whole, _ = sq.update(sq.new_state(ALPHA, DELTA), [x[i] for i in order])
+    assert json.dumps(state, sort_keys=True) == json.dumps(whole, sort_keys=True)
+    assert counted["id"].tolist() == sorted(order)  # sorted ids: the same rows, the same bytes
+    steps = dict(zip(counted["id"], counted["step"], strict=True))
+    assert [steps[i] for i in order] == list(range(1, 9))
+    assert dict(zip(counted["id"], counted["label"], strict=True)) == x
+    again, points, same = sq.feed(state, counted, ["h", "a"], [x["h"], x["a"]])
+    assert (again, points) == (state, []) and same.equals(counted)
+    with pytest.raises(ValueError, match="repeat"):
+        sq.feed(state, counted, ["z", "z"], [0, 0])
+
+
+def test_a_label_changed_after_its_row_was_counted_is_found():
+    _, _, counted = sq.feed(sq.new_state(ALPHA, DELTA), sq.counted_rows(), ["a", "b"], [0, 1])
+    assert sq.changed_labels(counted, ["b", "c", "a"], [1, 1, 0]) == []
+    assert sq.changed_labels(counted, ["c", "b", "a"], [0, 0, 1]) == [("b", 1, 0), ("a", 0, 1)]

@@ -5,6 +5,10 @@ from a seeded random sample of accepted rows, so a label is only usable when its
 accepted and (by default) marked for audit by the route run. Checking that here, naming
 file, row and field, keeps a wrong labels file from ever reaching the estimate
 (`runner.routing.audit.estimate`).
+
+The rows come out in audit order, the order of the route run's decisions, whatever the
+labels file's order: the audit's running test (`runner.routing.sequential`) feeds new rows
+in this order, and its bets stay valid only in an order not chosen from the labels.
 """
 
 from __future__ import annotations
@@ -47,6 +51,13 @@ def load_audit_labels(
     scope : {"marked", "accepted"}
         Which rows may be labelled: only those the route run marked for audit (default;
         the random sample the interval assumes), or any accepted row.
+
+    Returns
+    -------
+    LoadedData
+        Frame ``id, label, risk, model, label_row`` (the labels file's row, for messages)
+        in the order of the decisions file; ``info["label_source"]`` names the labels file
+        and its label field.
 
     Raises
     ------
@@ -112,11 +123,12 @@ def load_audit_labels(
                 "label": label,
                 "risk": float(by_id.at[ident, "risk"]),
                 "model": str(by_id.at[ident, "model"]),
+                "label_row": row,
             }
         )
     if not out:
         raise DataError("no audit labels", file=str(lab_path))
-    frame = pd.DataFrame(out)
+    frame = _in_audit_order(pd.DataFrame(out), routed["id"])
     params = {"scope": scope, "id_column": id_column, "label_column": label_column}
     digest = fingerprint_files([dec_path, lab_path])
     return LoadedData(
@@ -131,5 +143,17 @@ def load_audit_labels(
             "accepted_rows": int((routed["decision"] == "accept").sum()),
             "models": sorted(frame["model"].unique().tolist()),
             "scope": scope,
+            "label_source": {"file": str(lab_path), "field": label_column},
         },
     )
+
+
+def _in_audit_order(frame: pd.DataFrame, routed_ids: pd.Series) -> pd.DataFrame:
+    """`frame`'s rows in the order their ids have in the decisions (`routed_ids`).
+
+    Why: the labels file's order is the reviewers' (or a spreadsheet's sort), possibly
+    chosen from the labels; the decisions' order was fixed before any row was labelled.
+    """
+    position = pd.Series(range(len(routed_ids)), index=routed_ids.to_numpy())
+    order = position.loc[frame["id"].to_numpy()].to_numpy().argsort(kind="stable")
+    return frame.iloc[order].reset_index(drop=True)

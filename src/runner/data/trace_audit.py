@@ -6,6 +6,9 @@ UI, which stores each judgement as a human feedback assessment. This loader join
 on the trace and hands `runner.studies.audit` the same frame as `load_audit_labels` does
 (``id, label, risk, model``), so route -> review in the UI -> audit needs no export.
 
+Rows come oldest trace first (then by trace id), as `route` read them: the order the
+audit's running test feeds new rows in, fixed before any row was labelled.
+
 Which rows: with ``scope=marked`` (the default) the audit sample of ONE routing run,
 ``routing_run`` (default: the newest routing run that wrote on these traces). Each run's
 marks carry its run id, and a later run supersedes, never erases, an earlier run's mark,
@@ -198,6 +201,7 @@ def load_trace_audit_labels(
             "scope": scope,
             "routing_run_id": run,
             "ignored_labels": dict(sorted(ignored.items())),
+            "label_source": {"file": where, "field": label},
         },
     )
 

@@ -28,31 +28,49 @@ the paper's predictable plug-in empirical-Bernstein CS (Theorem 2, PrPl-EB, ``c 
 two-sided at level ``1 - delta``, kept as its running intersection (still valid).
 
 The whole test is `SequentialState`, a small JSON-able dict: the audit study continues it
-across audit runs of one registered model version, in the order labels were audited
-(`runner.studies.audit`; the state lives on the version, tag `STATE_TAG`, stamped with the
-run that wrote it, so a failed audit run does not advance it: `restore`). Updates are
-plain float arithmetic row by row, so continuing a state over two batches gives exactly
-the numbers of one pass over both.
+across audit runs of one registered model version (`runner.studies.audit`; the state lives
+on the version, tag `STATE_TAG`, stamped with the run that wrote it, so a failed audit run
+does not advance it: `restore`). Updates are plain float arithmetic row by row, so
+continuing a state over two batches gives exactly the numbers of one pass over both.
+
+Each audited row enters the test once, keyed by its id (the state is per model version):
+`feed` skips ids counted already and feeds the new ones in the order it is given, which
+the audit takes from the route run, never from the labels (a bet is valid only when the
+order of the rows is not chosen from their labels). A rerun, the same labels in another
+order or a labels file that grew adds only its new ids; an id counted with another label
+is refused (`changed_labels`). Which ids were counted is not in the tag (MLflow 3.17 caps
+a model-version tag value at 100,000 characters, a few thousand ids): every audit run
+writes all ids counted so far for the version, with their labels and steps, as
+`COUNTED_FILE` in its run folder (logged as the run's artifacts), and `resume` reads it
+from the run that wrote the trusted state.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+import tempfile
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import pandas as pd
+
+from runner.errors import DataError
 
 STATE_TAG = "audit_sequential_state"
 """Model version tag holding the test's state (`restore` reads it, the audit run writes it)."""
-VERSION = 1
+VERSION = 2
+"""2: counted rows are ids in `COUNTED_FILE`; 1 kept data fingerprints (`resume` restarts it)."""
+COUNTED_FILE = "audit_counted.parquet"
+"""Every row the state of the audit run that wrote it has counted: ``id``, ``label`` and
+``step`` (the row's number in the test), sorted by id."""
 BET_CAP = 0.5
 """``c``: the bets stay within half their range (the paper's truncation)."""
 RULE = "aGRAPA bets (c=1/2), PrPl-EB confidence sequence (c=1/2); Waudby-Smith & Ramdas 2023"
 MAX_LOG_WEALTH = 700.0
 """e-values are reported as ``exp(min(log wealth, 700))``: finite floats, far past any alarm."""
-MAX_FINGERPRINTS = 200
-"""Label sets already counted (data fingerprints, 16 hex digits each) the state remembers."""
 
 
 def new_state(alpha: float, delta: float) -> dict[str, Any]:
@@ -78,7 +96,6 @@ def new_state(alpha: float, delta: float) -> dict[str, Any]:
         "cs_high": 1.0,
         "violated_at": None,
         "holds_at": None,
-        "counted": [],  # data fingerprints of the label sets already in the test
     }
 
 
@@ -98,7 +115,6 @@ def update(state: dict[str, Any], labels: Iterable[int]) -> tuple[dict[str, Any]
     ``alarm`` (0/1, the alarm has fired by this row). `state` is not modified.
     """
     s = dict(state)
-    s["counted"] = list(state.get("counted") or [])
     alpha, delta = s["alpha"], s["delta"]
     threshold = math.log(1.0 / delta)
     cs_log = math.log(2.0 / delta)
@@ -168,7 +184,8 @@ class SequentialReport:
     rows: int
     hallucinated: int
     first_step: int | None  # this run's first row, counted over every run of the version
-    rows_this_run: int
+    added: int  # rows this run fed to the test (ids not counted before)
+    counted_already: int  # rows of this run's labels the test had counted before
     e_value: float
     e_value_holds: float
     cs_low: float
@@ -186,18 +203,23 @@ class SequentialReport:
 
 
 def report(
-    state: dict[str, Any], rows_this_run: int, continued_from: str | None, advanced: bool, note: str
+    state: dict[str, Any],
+    added: int,
+    counted_already: int,
+    continued_from: str | None,
+    note: str,
 ) -> SequentialReport:
-    """The `SequentialReport` of `state` after this run fed `rows_this_run` rows."""
-    first = state["rows"] - rows_this_run + 1 if rows_this_run else None
+    """The `SequentialReport` of `state` after this run fed `added` new rows and skipped
+    `counted_already` rows the test had counted before."""
     return SequentialReport(
         verdict=verdict(state),
         alpha=state["alpha"],
         delta=state["delta"],
         rows=state["rows"],
         hallucinated=state["hallucinated"],
-        first_step=first,
-        rows_this_run=rows_this_run,
+        first_step=state["rows"] - added + 1 if added else None,
+        added=added,
+        counted_already=counted_already,
         e_value=_exp(state["log_wealth_alarm"]),
         e_value_holds=_exp(state["log_wealth_holds"]),
         cs_low=max(state["cs_low"], 0.0),
@@ -205,9 +227,64 @@ def report(
         violated_at=state["violated_at"],
         holds_at=state["holds_at"],
         continued_from_run=continued_from,
-        advanced=advanced,
+        advanced=added > 0,
         note=note,
     )
+
+
+def counted_rows(
+    ids: Sequence[str] = (), labels: Sequence[int] = (), steps: Sequence[int] = ()
+) -> pd.DataFrame:
+    """The rows a test has counted as `COUNTED_FILE` holds them: fixed dtypes, sorted by id,
+    so the same rows always give the same bytes."""
+    frame = pd.DataFrame(
+        {
+            "id": pd.Series([str(i) for i in ids], dtype=str),
+            "label": pd.Series(list(labels), dtype="int64"),
+            "step": pd.Series(list(steps), dtype="int64"),
+        }
+    )
+    return frame.sort_values("id", kind="stable").reset_index(drop=True)
+
+
+def changed_labels(
+    counted: pd.DataFrame, ids: Sequence[str], labels: Sequence[int]
+) -> list[tuple[str, int, int]]:
+    """(id, label counted, label now) of each row of `ids` counted already with another label.
+
+    The test cannot take a label back, so such a row is for the caller to refuse before
+    `feed`, which would skip it.
+    """
+    before = dict(zip(counted["id"], counted["label"], strict=True))
+    return [
+        (ident, int(before[ident]), int(x))
+        for ident, x in zip(ids, labels, strict=True)
+        if ident in before and int(before[ident]) != int(x)
+    ]
+
+
+def feed(
+    state: dict[str, Any], counted: pd.DataFrame, ids: Sequence[str], labels: Sequence[int]
+) -> tuple[dict[str, Any], list[dict], pd.DataFrame]:
+    """Continue the test with the rows of `ids` it has not counted, in the order given.
+
+    Rows in `counted` are skipped, so each row enters the test once whatever batch it
+    comes in. The order given must not depend on the labels (the audit's is the route
+    run's). Returns the new state, one point per new row (`update`) and every counted row,
+    the new ones with their steps (`counted_rows`).
+    """
+    if len(set(ids)) != len(ids):
+        raise ValueError("each audited row is fed once: the ids repeat")
+    known = set(counted["id"])
+    new = [(ident, int(x)) for ident, x in zip(ids, labels, strict=True) if ident not in known]
+    state, points = update(state, [x for _, x in new])
+    first = state["rows"] - len(new) + 1
+    counted = counted_rows(
+        [*counted["id"], *(ident for ident, _ in new)],
+        [*counted["label"], *(x for _, x in new)],
+        [*counted["step"], *range(first, first + len(new))],
+    )
+    return state, points, counted
 
 
 def record(state: dict[str, Any], prior: dict[str, Any] | None) -> dict[str, Any]:
@@ -236,14 +313,86 @@ def restore(client: Any, name: str, version: str) -> tuple[dict[str, Any] | None
     return prior.get("state"), prior.get("run_id")
 
 
-def load_state(
-    tracking_uri: str, name: str, version: str
-) -> tuple[dict[str, Any] | None, str | None]:
-    """`restore` from the registry at `tracking_uri`."""
+@dataclass(frozen=True)
+class Resumed:
+    """The running test an audit run continues (`resume`)."""
+
+    state: dict[str, Any]
+    """The state to continue: the trusted one, or a new test (first audit, restarted)."""
+    run_id: str | None
+    """The finished run that wrote `state` and holds its `COUNTED_FILE` (None: new test)."""
+    counted: pd.DataFrame
+    """Every row `state` has counted (`counted_rows`)."""
+    prior: dict[str, Any] | None
+    """The trusted state as read, with its run (``prior`` of the record this run leaves)."""
+    note: str
+    """Why the test restarted ('' when it did not)."""
+
+
+def resume(tracking_uri: str, name: str, version: str, alpha: float, delta: float) -> Resumed:
+    """The running test of `name`/`version` an audit of target `alpha` at `delta` continues.
+
+    The trusted state (`restore`) and the rows it counted, read from its run's
+    `COUNTED_FILE`. The test restarts, with a note that says why, when the state is of
+    another target or delta, or was kept before ids were (state version 1: its rows cannot
+    be told from this run's, so continuing it could count a row twice).
+    """
     import mlflow
 
     client = mlflow.MlflowClient(tracking_uri=tracking_uri, registry_uri=tracking_uri)
-    return restore(client, name, version)
+    stored, run_id = restore(client, name, version)
+    prior = None if stored is None else {"state": stored, "run_id": run_id}
+    why = _why_restart(stored, alpha, delta)
+    if stored is None or why:
+        note = f"restarted: the version's test (run {run_id}) {why}" if why else ""
+        return Resumed(new_state(alpha, delta), None, counted_rows(), prior, note)
+    counted = _read_counted(client, run_id, stored, f"{name}/{version}")
+    return Resumed(stored, run_id, counted, prior, "")
+
+
+def _why_restart(state: dict[str, Any] | None, alpha: float, delta: float) -> str:
+    """Why `state` cannot be continued by a test of `alpha` at `delta` ('' when it can)."""
+    if state is None:
+        return ""
+    if state.get("version") != VERSION:
+        return (
+            f"was kept by an earlier runner (state version {state.get('version')}) without the "
+            "ids of the rows it counted, so a row could be counted twice"
+        )
+    if (state["alpha"], state["delta"]) != (alpha, delta):
+        return (
+            f"was of target {state['alpha']} at delta {state['delta']}, this audit's is "
+            f"{alpha} at {delta}"
+        )
+    return ""
+
+
+def _read_counted(client: Any, run_id: str, state: dict[str, Any], model: str) -> pd.DataFrame:
+    """`COUNTED_FILE` of run `run_id`, checked against the state it belongs to.
+
+    Unreadable or not matching, the audit stops: restarting silently would throw away the
+    version's evidence over what may be a passing fault of the store.
+    """
+    from mlflow.exceptions import MlflowException
+
+    where = f"{COUNTED_FILE} of audit run {run_id}"
+    fix = f"delete the tag {STATE_TAG} of {model} to start its running test anew"
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            frame = pd.read_parquet(Path(client.download_artifacts(run_id, COUNTED_FILE, tmp)))
+    except (MlflowException, OSError) as exc:
+        raise DataError(
+            f"the running test of {model} continues this run's state, but the rows it counted "
+            f"cannot be read ({type(exc).__name__}: {exc}); {fix}",
+            file=where,
+        ) from exc
+    if len(frame) != state["rows"]:
+        raise DataError(
+            f"holds {len(frame)} rows, the state of the running test of {model} counted "
+            f"{state['rows']}; {fix}",
+            file=where,
+        )
+    return counted_rows(frame["id"], frame["label"], frame["step"])
 
 
 def _finished(client: Any, run_id: str) -> bool:
@@ -254,14 +403,3 @@ def _finished(client: Any, run_id: str) -> bool:
     except MlflowException:
         return False
     return run.info.status == "FINISHED" and run.info.lifecycle_stage == "active"
-
-
-def remember(state: dict[str, Any], fingerprint: str) -> dict[str, Any]:
-    """`state` with the label set `fingerprint` marked as counted (bounded list)."""
-    counted = [*state.get("counted", []), fingerprint[:16]]
-    return {**state, "counted": counted[-MAX_FINGERPRINTS:]}
-
-
-def counted(state: dict[str, Any], fingerprint: str) -> bool:
-    """Whether the label set `fingerprint` is in the test already (a rerun of one audit)."""
-    return fingerprint[:16] in (state.get("counted") or [])

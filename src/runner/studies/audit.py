@@ -8,16 +8,21 @@ tagged with the version, the version's ``last_audit_run`` tag names the run).
 
 Two answers, side by side. The one-shot Clopper-Pearson interval judges this run's labels
 alone (`runner.routing.audit.estimate`). The running test (`runner.routing.sequential`)
-judges every label audited for this model version so far, in audit order: each run
-continues the test the last *finished* audit run of the version left on it (version tag
+judges every row audited for this model version so far: each run continues the test the
+last *finished* audit run of the version left on it (version tag
 ``audit_sequential_state``, written through ``ModelLink.records``), so looking after
 every batch is allowed and an alarm (``violated``) keeps its error ``delta``. Its delta is
 the contract's: ``risk_control.delta`` from the model when fitted risk-controlled, else
-``routing.delta``. A labels file counted already (same data fingerprint) does not move the
-test again. The run logs the test's path row by row as metric histories
-(``series/audit_e_value``, ``series/audit_cs_high``, ``series/audit_risk``,
-``series/audit_alarm``, step = audited rows over every run of the version), the metric
-``audit_alarm`` and the tags ``audit_alarm`` and ``audit_sequential_verdict``.
+``routing.delta``. Each row counts once, by its id: the run feeds only ids the test has
+not counted, in the route run's order (never the labels file's: an order chosen from the
+labels would void the test), says how many it added and how many were counted already,
+and refuses a label that changed since its row was counted (`DataError`, nothing moves).
+The ids counted so far go into the run's ``audit_counted.parquet``, which the next audit
+reads back (`runner.routing.sequential.resume`). The run logs the test's path row by row
+as metric histories (``series/audit_e_value``, ``series/audit_cs_high``,
+``series/audit_risk``, ``series/audit_alarm``, step = audited rows over every run of the
+version), the metric ``audit_alarm`` and the tags ``audit_alarm`` and
+``audit_sequential_verdict``.
 """
 
 from __future__ import annotations
@@ -133,30 +138,70 @@ def _sequential(
     target: float,
     delta: float,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Continue the version's running test with this run's labels; fill the result.
+    """Continue the version's running test with this run's new rows; fill the result.
 
+    Rows are fed in the frame's order, which the audit loaders give label-blind (a labels
+    file: the order of the route run's ``decisions.parquet``; traces: oldest first).
     Returns the ``sequential`` block of ``audit.json`` and the version records to leave.
     """
-    stored, stored_run = sequential.load_state(tracking_uri, name, version)
-    prior = None if stored is None else {"state": stored, "run_id": stored_run}
-    state, note = stored, ""
-    if state is not None and (state["alpha"], state["delta"]) != (float(target), float(delta)):
-        note = (
-            f"restarted: the version's test was of target {state['alpha']} at delta "
-            f"{state['delta']} (run {stored_run}), this audit's is {target} at {delta}"
-        )
-        log.warning("audit: %s", note)
-        state, stored_run = None, None
-    state = state or sequential.new_state(float(target), float(delta))
-    fingerprint = str(data.fingerprint)
-    if sequential.counted(state, fingerprint):
-        points, advanced = [], False
-        note = "these labels were counted already (same data fingerprint): the test did not move"
-        log.warning("audit: %s", note)
-    else:
-        state, points = sequential.update(state, data.frame["label"].astype(int).tolist())
-        state, advanced = sequential.remember(state, fingerprint), True
-    rep = sequential.report(state, len(points), stored_run, advanced, note)
+    resumed = sequential.resume(tracking_uri, name, version, float(target), float(delta))
+    if resumed.note:
+        log.warning("audit: %s", resumed.note)
+    ids, labels = data.frame["id"].tolist(), data.frame["label"].astype(int).tolist()
+    changed = sequential.changed_labels(resumed.counted, ids, labels)
+    if changed:
+        raise _changed_label(data, changed, f"{name}/{version}", resumed.run_id)
+    state, points, counted = sequential.feed(resumed.state, resumed.counted, ids, labels)
+    already = len(ids) - len(points)
+    log.info(
+        "audit: the running test of %s/%s: %d rows added this run, %d counted already "
+        "(%d in all)", name, version, len(points), already, state["rows"],
+    )  # fmt: skip
+    idle = "" if points else "every row was counted already: the test did not move"
+    note = resumed.note or idle
+    rep = sequential.report(state, len(points), already, resumed.run_id, note)
+    result.files[sequential.COUNTED_FILE] = counted
+    _fill(result, rep, points, target)
+    if rep.verdict == "violated":
+        log.warning(
+            "AUDIT ALARM: the accepted risk of %s/%s exceeds its target %s (anytime-valid "
+            "test at delta %s, alarm at audited row %s; e-value %.3g)",
+            name, version, target, delta, rep.violated_at, rep.e_value,
+        )  # fmt: skip
+    records = {sequential.STATE_TAG: sequential.record(state, resumed.prior)}
+    return rep.to_dict(), records
+
+
+def _changed_label(
+    data: Any, changed: list[tuple[str, int, int]], model: str, run_id: str | None
+) -> DataError:
+    """The refusal of a label that changed after the running test counted its row.
+
+    The test cannot take a row back, and counting it again would feed it twice; named as
+    the loader names a bad label (file, row and id, field), the first of them, with both
+    labels.
+    """
+    ident, before, now = changed[0]
+    source = data.info.get("label_source") or {}
+    frame = data.frame
+    rows = frame.set_index("id")["label_row"] if "label_row" in frame else {}
+    more = f" ({len(changed) - 1} more rows changed too)" if len(changed) > 1 else ""
+    return DataError(
+        f"label {now}, but the running test of {model} counted this row with label {before} "
+        f"(state of audit run {run_id}){more}: a row is counted once, so its label cannot "
+        f"change; restore the label, or delete the tag {sequential.STATE_TAG} of {model} to "
+        "start its running test anew",
+        file=source.get("file"),
+        row=int(rows[ident]) if ident in rows else None,
+        field=source.get("field"),
+        ident=ident,
+    )
+
+
+def _fill(
+    result: StudyResult, rep: sequential.SequentialReport, points: list[dict], target: float
+) -> None:
+    """The running test's row of the audit table, its metrics, tags and per-row series."""
     for key in SERIES:
         result.series[f"audit_{key}"] = [(p["step"], float(p[key])) for p in _thin(points)]
     alarm = rep.verdict == "violated"
@@ -167,6 +212,8 @@ def _sequential(
     result.tags["audit_sequential_verdict"] = rep.verdict
     row = SEQUENTIAL_ROW
     result.add("audit", row, "audited rows", rep.rows)
+    result.add("audit", row, "added this run", rep.added)
+    result.add("audit", row, "counted already", rep.counted_already)
     result.add("audit", row, "hallucinated", rep.hallucinated)
     result.add(
         "audit", row, "accepted risk", rep.hallucinated / rep.rows, (rep.cs_low, rep.cs_high)
@@ -176,14 +223,6 @@ def _sequential(
     result.add("audit", row, "e-value (violated side)", rep.e_value)
     result.add("audit", row, "e-value (holds side)", rep.e_value_holds)
     result.add("audit", row, "alarm", float(alarm))
-    if alarm:
-        log.warning(
-            "AUDIT ALARM: the accepted risk of %s/%s exceeds its target %s (anytime-valid "
-            "test at delta %s, alarm at audited row %s; e-value %.3g)",
-            name, version, target, delta, rep.violated_at, rep.e_value,
-        )  # fmt: skip
-    records = {sequential.STATE_TAG: sequential.record(state, prior)}
-    return rep.to_dict(), records
 
 
 def _thin(points: list[dict]) -> list[dict]:
