@@ -8,6 +8,7 @@ import json
 import datasets
 import pandas as pd
 import pytest
+from tests.conftest import real_data_dir
 
 from runner.data import hub, ragtruth
 from runner.data.ragtruth import load_ragtruth
@@ -425,3 +426,31 @@ def test_original_numeric_ids_become_strings(original_dir):
     frame = load_ragtruth(path=original_dir(edit)).frame
     assert frame["example_id"].tolist()[:2] == ["101", "102"]
     assert frame["group_id"].tolist()[:2] == ["QA:1", "QA:1"]
+
+
+@pytest.mark.slow
+def test_the_pooled_splits_are_one_frame_that_keeps_every_row_and_group():
+    from runner.data.ragtruth import load_ragtruth_pooled
+
+    data_dir = str(real_data_dir())
+    pooled = load_ragtruth_pooled(data_dir=data_dir)
+    train = load_ragtruth(split="train", data_dir=data_dir)
+    test = load_ragtruth(split="test", data_dir=data_dir)
+    assert len(pooled.frame) == len(train.frame) + len(test.frame) == 17790
+    assert pooled.frame["group_id"].nunique() == (
+        train.frame["group_id"].nunique() + test.frame["group_id"].nunique()
+    )
+    assert pooled.info["splits"] == ["train", "test"]
+    assert pooled.fingerprint not in (train.fingerprint, test.fingerprint)
+    with pytest.raises(ConfigError, match="distinct"):
+        load_ragtruth_pooled(splits=["test", "test"], data_dir=data_dir)
+
+
+def test_pooled_splits_that_share_a_row_are_refused_naming_it(tmp_path):
+    from runner.data.ragtruth import load_ragtruth_pooled
+
+    rows = pd.read_parquet(real_data_dir() / "ragtruth" / "test.parquet").head(12)
+    rows.to_parquet(tmp_path / "test.parquet")
+    rows.tail(2).to_parquet(tmp_path / "train.parquet")
+    with pytest.raises(DataError, match="in split 'train' and in split 'test'"):
+        load_ragtruth_pooled(path=tmp_path)

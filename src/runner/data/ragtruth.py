@@ -525,14 +525,17 @@ def load_ragtruth_pooled(
         for split in splits
     ]
     frame = pd.concat([p.frame for p in parts], ignore_index=True)
-    for column in ("example_id", "group_id"):
-        repeated = frame[column][frame[column].duplicated()]
-        if len(repeated):
-            raise DataError(
-                f"{column} {repeated.iloc[0]!r} is in more than one of the splits {splits}",
-                file=", ".join(f for p in parts for f in p.files),
-                field=column,
-            )
+    seen: dict[str, dict[str, str]] = {"example_id": {}, "group_id": {}}
+    for split, part in zip(splits, parts, strict=True):
+        for column, owner in seen.items():
+            for value in part.frame[column].astype(str).unique():
+                if owner.setdefault(value, split) != split:
+                    raise DataError(
+                        f"{column} {value!r} is in split {owner[value]!r} and in split "
+                        f"{split!r}: pooled splits must not share rows or contexts",
+                        file=", ".join(part.files),
+                        field=column,
+                    )
     files = [f for p in parts for f in p.files]
     digest = hashlib.sha256("".join(p.fingerprint for p in parts).encode()).hexdigest()
     info: dict[str, Any] = summarise(frame)
