@@ -68,3 +68,14 @@ def test_the_risk_controlled_rule_holds_on_the_population_at_most_delta_of_the_t
         assert binomtest(k, len(sub)).proportion_ci(method="exact").low <= 0.1, method
     gate = frame[frame["method"] == "gate"]
     assert gate["feasible"].mean() > 0.9  # it certifies something in most draws
+
+
+def test_the_noise_floor_grows_with_calibration_rows_and_stays_below_hindsight():
+    pop = population(n_groups=3000, seed=3)
+    floors = [pop.noise_floor_share(n, 0.2, 0.1) for n in (300, 1000, 3000, 10_000)]
+    assert floors == sorted(floors) and floors[0] < floors[-1]
+    assert floors[-1] <= pop.hindsight_share(0.2)
+    # the floor's set clears the normal bound on the rows it would be certified on
+    share = floors[1]
+    _, risk = pop.accepted(np.quantile(pop.risk, share, method="inverted_cdf"))
+    assert risk + 1.2816 * np.sqrt(risk * (1 - risk) / (1000 * share)) <= 0.2 + 1e-9

@@ -130,6 +130,7 @@ def add_population(
     result: StudyResult,
     table: pd.DataFrame,
     hindsight: dict[float, float],
+    floor: dict[tuple[float, int], float],
     delta: float,
     max_share_gap: float,
     share_goals: list[tuple[float, int]],
@@ -137,8 +138,9 @@ def add_population(
     """The ``population`` table and its goals (`runner.routing.population_check`).
 
     `table` holds one row per (N, α, method, split) (`population_check.outcomes_frame`);
-    `hindsight` maps α to the population's best fixed share; `share_goals` lists the
-    (α, N) whose gate share must be within `max_share_gap` of it.
+    `hindsight` maps α to the population's best fixed share, `floor` (α, N) to the
+    noise floor's share (`Population.noise_floor_share`); `share_goals` lists the (α, N)
+    whose gate share must be within `max_share_gap` of the hindsight share.
     """
     result.titles["population"] = POPULATION_TITLE
     worst, every_ok = 0.0, True
@@ -163,6 +165,11 @@ def add_population(
             worst = max(worst, rate)
             every_ok &= ci[0] <= delta
             shares[(float(alpha), int(rows))] = share
+    for (alpha, rows), share in floor.items():
+        row = f"population N={rows:,}, α={alpha:g} / noise floor (an idealised valid rule)"
+        result.add("population", row, "accepted share", share)
+        result.add("population", row, "share gap to the hindsight threshold (points)",
+                   100 * (hindsight[alpha] - share))  # fmt: skip
     for alpha, share in hindsight.items():
         row = f"population α={alpha:g} / best fixed threshold (hindsight, no guarantee)"
         result.add("population", row, "accepted share", share)

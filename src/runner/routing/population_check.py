@@ -92,6 +92,26 @@ class Population:
         ok = ends[self._errors[ends] / (ends + 1) <= alpha]
         return float((ok.max() + 1) / self.rows) if ok.size else 0.0
 
+    def noise_floor_share(self, rows: int, alpha: float, delta: float) -> float:
+        """The share an idealised valid rule would certify from `rows` calibration rows.
+
+        The largest share s whose population accepted risk R(s) still clears a one-sided
+        normal bound at level δ on the s·`rows` rows it would be certified on:
+        ``R(s) + z_{1-δ} sqrt(R(s) (1 - R(s)) / (s rows)) <= α``. The rule knows each set's
+        true risk, counts rows as independent and pays no step of a sequence, so a rule
+        that is valid at δ cannot do much better on average: the gap from here to the
+        hindsight share is the price of calibrating on `rows` rows, not of a procedure.
+        """
+        from scipy.stats import norm
+
+        m = np.arange(1, self.rows + 1)
+        risk = self._errors / m
+        share = m / self.rows
+        ok = risk + norm.ppf(1 - delta) * np.sqrt(risk * (1 - risk) / (rows * share)) <= alpha
+        ends = np.append(self._sorted[1:] != self._sorted[:-1], True)  # ties kept whole
+        ok &= ends
+        return float(share[ok].max()) if ok.any() else 0.0
+
     def draw(self, rows: int, rng: np.random.Generator) -> np.ndarray:
         """A row mask: whole context groups, in a random order, until at least `rows` rows."""
         if not 0 < rows < self.rows:

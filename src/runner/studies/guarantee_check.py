@@ -176,10 +176,17 @@ class GuaranteeCheck(Study, name="guarantee_check", titles=TITLES):
             params.population_splits, self.routing, rng, params.mapie_reference,
         )  # fmt: skip
         table = population_check.outcomes_frame(outcomes)
-        hindsight = {float(a): pop.hindsight_share(float(a)) for a in params.population_alphas}
+        alphas = [float(a) for a in params.population_alphas]
+        hindsight = {a: pop.hindsight_share(a) for a in alphas}
+        delta = float(self.routing.delta)
+        floor = {
+            (a, int(n)): pop.noise_floor_share(int(n), a, delta)
+            for n in params.population_rows
+            for a in alphas
+        }
         goals = [(float(a), int(n)) for a, n in params.population_share_goals]
         guarantee_tables.add_population(
-            result, table, hindsight, float(self.routing.delta), params.max_share_gap, goals
+            result, table, hindsight, floor, delta, params.max_share_gap, goals
         )
         result.files["population_splits.parquet"] = table
         result.extra["guarantee_check.json"]["population"] = {
