@@ -90,5 +90,21 @@ def test_with_verifier_scores_the_cascade_is_routed_beside_the_gate():
     gate, cascade = route_split("in", 0, cal, test, routing)
     assert (gate.method, cascade.method) == ("gate", "cascade")
     assert cascade.accepted_share > gate.accepted_share
-    assert cascade.sent_to_verifier > 0 and cascade.verify_share == 0.0
-    assert cascade.accepted_risk <= 0.1
+    assert cascade.sent_to_verifier > 0 and cascade.accepted_risk <= 0.1
+    # a band row the verifier does not accept stays verify: review is the review rule's rows
+    assert cascade.verify_share > 0
+    assert (cascade.review_share, cascade.review_precision) == (
+        gate.review_share,
+        gate.review_precision,
+    )
+    total = cascade.accepted_share + cascade.verify_share + cascade.review_share
+    assert total == pytest.approx(1.0)
+
+
+def test_a_cascade_whose_verifier_accepts_nothing_sends_it_nothing():
+    routing = RoutingConf(accept_rule="risk_controlled", max_accepted_risk=0.1, delta=0.1)
+    cal, test = rows(900, 3), rows(900, 4)
+    for r in (cal, test):
+        r["verifier"] = np.random.default_rng(5).random(r["y"].size)  # knows nothing
+    _, cascade = route_split("in", 0, cal, test, routing)
+    assert cascade.sent_to_verifier == 0.0 and cascade.verify_share > 0

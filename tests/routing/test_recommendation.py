@@ -115,10 +115,27 @@ def test_the_cascade_point_is_calibrate_cascade_and_costs_the_band():
     cal = calibrate_cascade(y, g, v, t.review_at, 0.10, 0.1)
     assert (p["accept_at"], p["verifier_threshold"]) == (cal.accept_at, cal.verifier_threshold)
     assert p["accept_share"] == pytest.approx(cal.accepted_share)
-    assert p["verify_share"] == pytest.approx(cal.verifier_share)
+    # the final shares route realises: a band row the verifier does not accept stays verify
+    assert p["verify_share"] == pytest.approx(cal.verify_share)
+    assert p["review_share"] == pytest.approx(cal.review_share)
+    assert cal.review_share == pytest.approx(t.review_share)  # the review rule's rows only
+    assert p["sent_share"] == pytest.approx(cal.verifier_share)
+    assert cal.verifier_share > cal.verify_share  # the verifier accepted some of the band
     assert p["verifier_s_per_1000"] == pytest.approx(30.0 * cal.verifier_share)
-    assert p["review_share"] == pytest.approx(1 - cal.accepted_share)
     assert p["path"] == cal.path != "gate alone" and p["feasible"]
+
+
+def test_a_cascade_whose_verifier_accepts_nothing_sends_it_nothing():
+    y, g = rows(signal=1.5)
+    noise = np.random.default_rng(3).random(y.size)  # knows nothing: no verifier path certifies
+    verifier = rec.Verifier("det", noise, ms_per_row=30.0, threshold=0.5)
+    p = rec.operating_point(y, scored("g", g), RC, verifier)
+    alone = rec.operating_point(y, scored("g", g), RC)
+    assert p["path"] == "gate alone" and p["verifier_threshold"] is None
+    assert p["sent_share"] == 0.0 and p["verifier_s_per_1000"] == 0.0
+    assert p["review_share"] == pytest.approx(alone["review_share"])
+    assert p["verify_share"] == pytest.approx(1 - p["accept_share"] - p["review_share"])
+    assert p["verify_share"] > 0
 
 
 def test_the_command_keeps_what_reproduces_the_scores_and_drops_the_rest():

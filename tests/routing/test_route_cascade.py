@@ -8,17 +8,22 @@ classifier saved with ``save_pretrained``, loaded by folder as a trained one is)
 from __future__ import annotations
 
 import json
+import logging
+import os
+import sys
 from pathlib import Path
 
 import mlflow
 import numpy as np
 import pandas as pd
 import pytest
+from tests.conftest import run
 from tests.conftest import run_experiment as experiment
 from tests.routing.detector import ragtruth_file, save_tiny_detector
 
 from runner.config import register_configs
 from runner.errors import ConfigError
+from runner.routing import cascade_shares
 
 ROOT = Path(__file__).resolve().parents[2]
 GATE_COLUMNS = ["id", "risk", "decision", "audit", "source", "unseen_source", "model", "reason"]
@@ -210,7 +215,9 @@ def test_a_limit_cuts_rows_before_the_gate_and_the_verifier_see_them(
     assert metrics["final/sent to verifier/share"] == pytest.approx(band / limit)
 
 
-def test_a_cascade_fitted_with_its_verifier_routes_at_the_calibrated_thresholds(contract):
+@pytest.fixture(scope="module")
+def calibrated(contract):
+    """A cascade `fit_gate` calibrated with the detector, registered as cascade_fixture."""
     root, rows, with_detector = contract
     fitted = experiment(
         root,
@@ -222,21 +229,112 @@ def test_a_cascade_fitted_with_its_verifier_routes_at_the_calibrated_thresholds(
         "routing.delta=0.5",  # 60 rows: a loose delta leaves the guarantee room
         "routing.model_name=cascade_fixture",
     )
-    registered = fitted.result.model.metadata["cascade"]
+    return fitted, "routing.model_uri=models:/cascade_fixture@champion"
+
+
+def test_the_fit_registers_the_final_shares_it_expects_with_their_intervals(contract, calibrated):
+    _, _, with_detector = contract
+    fitted, _ = calibrated
+    metadata = fitted.result.model.metadata
+    registered = metadata["cascade"]
     assert registered["verifier"] == "detector" and registered["feasible"]
-    assert fitted.result.model.metadata["thresholds"]["accept_at"] == registered["accept_at"]
-    out = route(root, rows, *with_detector, "routing.model_uri=models:/cascade_fixture@champion")
+    assert registered["verifier_class"] == "LettuceDetectVerifier"
+    assert registered["verifier_model"] == with_detector[1].split("=", 1)[1]
+    assert metadata["thresholds"]["accept_at"] == registered["accept_at"]
+    assert registered["review_share"] == metadata["thresholds"]["review_share"]
+    total = registered["accepted_share"] + registered["verify_share"] + registered["review_share"]
+    assert total == pytest.approx(1.0)
+    cells = fitted.result.cells_frame().set_index(["table", "row", "column"])
+    for label, key in cascade_shares.SHARES.items():
+        cell = cells.loc[("cascade", label, "expected share")]
+        low, high = registered["share_intervals"][key]
+        assert cell["value"] == registered[key] and (cell["ci_low"], cell["ci_high"]) == (low, high)
+        assert low <= registered[key] <= high
+
+
+def test_a_cascade_fitted_with_its_verifier_routes_as_calibrated(contract, calibrated):
+    root, rows, with_detector = contract
+    fitted, uri = calibrated
+    registered = fitted.result.model.metadata["cascade"]
+    out = route(root, rows, *with_detector, uri)
     summary = json.loads((out.output_dir / "summary.json").read_text())["cascade"]
-    assert summary["threshold_source"] == "the model's calibrated cascade"
+    assert summary["threshold_source"] == "the model's calibrated cascade" and summary["calibrated"]
     assert str(summary["threshold"]) == str(registered["verifier_threshold"])
     decisions = pd.read_parquet(out.output_dir / "decisions.parquet")
-    band = decisions["decision"] == "verify"
-    risk = decisions.loc[band, "detector_risk"].to_numpy(float)
+    band = (decisions["decision"] == "verify").to_numpy()
     threshold = float(registered["verifier_threshold"])
-    expected = np.where(risk >= threshold, "review", "accept")
-    assert decisions.loc[band, "final_decision"].tolist() == expected.tolist()
+    sent = decisions["detector_risk"].notna().to_numpy()
+    np.testing.assert_array_equal(sent, band & np.isfinite(threshold))  # -inf: none sent
+    assert summary["rows_sent_to_verifier"] == int(sent.sum())
+    risk = decisions["detector_risk"].to_numpy(float, na_value=np.nan)
+    with np.errstate(invalid="ignore"):
+        accepted = risk < threshold
+    expected = np.where(band, np.where(accepted, "accept", "verify"), decisions["decision"])
+    assert decisions["final_decision"].tolist() == expected.tolist()  # rejected: still verify
+
+    # the realised shares beside the fitted ones, in the summary, a table and MLflow; the
+    # calibration rows themselves are traffic like them: nothing flagged
+    shares = summary["shares"]
+    assert shares["compared"] and not shares["flagged"]
+    final = decisions["final_decision"]
+    assert shares["shares"]["review"]["realised"] == pytest.approx(np.mean(final == "review"))
+    assert shares["shares"]["sent to verifier"]["realised"] == pytest.approx(sent.mean())
+    assert shares["shares"]["verify"]["fitted"] == registered["verify_share"]
+    cells = out.result.cells_frame().set_index(["table", "row", "column"])["value"]
+    assert cells[("cascade_shares", "verify", "realised")] == pytest.approx(
+        np.mean(final == "verify")
+    )
+    client = mlflow.MlflowClient(tracking_uri=f"sqlite:///{root / 'mlflow.db'}")
+    logged = client.get_run(out.mlflow_run_id).data
+    assert logged.tags["cascade_shares_flagged"] == "false"
+    assert logged.metrics["cascade_shares/accept/fitted"] == registered["accepted_share"]
+
+
+def test_traffic_unlike_the_calibration_rows_is_flagged_loudly(contract, calibrated, caplog):
+    """Traffic of the answers the gate reviews (30 rows, new ids): review is far above the
+    fit's share, beyond its interval and the traffic's own."""
+    root, rows, with_detector = contract
+    _, uri = calibrated
+    first = pd.read_parquet(route(root, rows, *with_detector, uri).output_dir / "decisions.parquet")
+    reviewed = set(first.loc[first["decision"] == "review", "id"].astype(str))
+    records = [json.loads(line) for line in rows.read_text().splitlines()]
+    picked = [r for r in records if str(r["id"]) in reviewed]
+    assert picked
+    traffic = root / "reviewed_only.jsonl"
+    traffic.write_text(
+        "".join(json.dumps({**picked[i % len(picked)], "id": f"t{i}"}) + "\n" for i in range(30))
+    )
+    with caplog.at_level(logging.WARNING):
+        out = route(root, traffic, *with_detector, uri)
+    shares = json.loads((out.output_dir / "summary.json").read_text())["cascade"]["shares"]
+    assert shares["flagged"] and shares["shares"]["review"]["gap_beyond_intervals"]
+    assert shares["shares"]["review"]["realised"] == 1.0
+    assert "CASCADE SHARES OFF THE FIT" in caplog.text and shares["why"] in caplog.text
+    client = mlflow.MlflowClient(tracking_uri=f"sqlite:///{root / 'mlflow.db'}")
+    assert client.get_run(out.mlflow_run_id).data.tags["cascade_shares_flagged"] == "true"
+
+
+def test_a_cascade_model_without_its_verifier_or_with_another_is_refused_in_one_line(
+    contract, calibrated
+):
+    root, rows, with_detector = contract
+    _, uri = calibrated
+    runs = root / "artifacts" / "route" / "runs"
+    before = set(runs.glob("*/decisions.parquet"))
+    done = run(
+        [sys.executable, "-m", "runner", "experiment=route", f"dataset.path={rows}", uri,
+         f"paths.artifacts_dir={root}", "progress=false"],
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr[-2000:]
+    (line,) = done.stderr.strip().splitlines()
+    assert (
+        line.startswith("error: models:/cascade_fixture/") and "routing.verifier is unset" in line
+    )
+    assert "+verifier@verifiers.detector=" in line and "routing.verifier=detector" in line
     other = [*with_detector[:-1], "+verifier@verifiers.other=lettucedetect",
              f"verifiers.other.model={with_detector[1].split('=', 1)[1]}",
              "verifiers.other.max_length=512", "routing.verifier=other"]  # fmt: skip
     with pytest.raises(ConfigError, match="calibrated with verifier 'detector'"):
-        route(root, rows, *other, "routing.model_uri=models:/cascade_fixture@champion")
+        route(root, rows, *other, uri)
+    assert set(runs.glob("*/decisions.parquet")) == before  # no row was routed

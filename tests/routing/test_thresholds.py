@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import binom
+from scipy.stats import binom, binomtest
 
 from runner.routing import RoutingConf
 from runner.routing.risk_control import (
@@ -200,9 +200,57 @@ def test_a_skilled_verifier_lets_the_cascade_accept_more_at_the_same_bound():
 def test_a_useless_verifier_leaves_the_gate_alone_and_sends_it_nothing_to_accept():
     y, g, _ = cascade_data(6000, 8, verifier_noise=0.0)
     noise = np.random.default_rng(9).random(len(g))
-    cal = calibrate_cascade(y, g, noise, float(np.quantile(g, 0.9)), 0.1, 0.1)
+    review_at = float(np.quantile(g, 0.9))
+    cal = calibrate_cascade(y, g, noise, review_at, 0.1, 0.1)
     assert cal.path == "gate alone" and cal.verifier_accept_share == 0.0
     assert cal.verifier_threshold == -math.inf
+    # nothing is sent: the whole band stays verify, review is the review rule's rows
+    band = (g > cal.accept_at) & (g < review_at)
+    assert band.mean() > 0.5 and cal.verifier_share == 0.0
+    assert cal.verify_share == pytest.approx(band.mean())
+    assert cal.review_share == pytest.approx(np.mean(g >= review_at))
+    assert cal.accepted_share == pytest.approx(np.mean(g <= cal.accept_at))
+
+
+def test_the_calibrated_shares_are_the_final_ones_and_a_rejected_band_row_stays_verify():
+    y, g, v = cascade_data(6000, 7, verifier_noise=0.02)
+    review_at = float(np.quantile(g, 0.9))
+    cal = calibrate_cascade(y, g, v, review_at, 0.1, 0.1)
+    assert cal.path.startswith("verifier")
+    band = (g > cal.accept_at) & (g < review_at)
+    verifier_accepts = band & (v < cal.verifier_threshold)
+    assert 0 < verifier_accepts.sum() < band.sum()
+    assert cal.verifier_share == pytest.approx(band.mean())
+    assert cal.verify_share == pytest.approx(np.mean(band & ~verifier_accepts))
+    assert cal.review_share == pytest.approx(np.mean(g >= review_at))
+    total = cal.accepted_share + cal.verify_share + cal.review_share
+    assert total == pytest.approx(1.0)
+    assert cal.accepted_share == pytest.approx(cal.gate_accept_share + cal.verifier_accept_share)
+
+
+def test_each_calibrated_share_carries_an_exact_interval_wider_for_grouped_rows():
+    y, g, v = cascade_data(2000, 11, verifier_noise=0.02)
+    review_at = float(np.quantile(g, 0.9))
+    independent = calibrate_cascade(y, g, v, review_at, 0.1, 0.1)
+    keys = ("accepted_share", "verify_share", "review_share", "verifier_share")
+    assert set(independent.share_intervals) == set(keys)
+    for key in keys:
+        low, high = independent.share_intervals[key]
+        assert low <= getattr(independent, key) <= high
+        # whole counts: the exact binomial (Clopper-Pearson) 95 % interval
+        k = round(getattr(independent, key) * g.size)
+        ci = binomtest(k, g.size).proportion_ci(confidence_level=0.95, method="exact")
+        assert (low, high) == pytest.approx((ci.low, ci.high))
+    # five answers to each context, sorted by gate risk so a context's rows share a band:
+    # their shares vary by context, and the interval counts them by their effective number
+    order = np.argsort(g)
+    groups = np.empty(g.size, dtype=int)
+    groups[order] = np.arange(g.size) // 5
+    grouped = calibrate_cascade(y, g, v, review_at, 0.1, 0.1, groups=groups)
+    low, high = grouped.share_intervals["review_share"]
+    wide_low, wide_high = independent.share_intervals["review_share"]
+    assert high - low > wide_high - wide_low
+    assert grouped.to_dict()["share_intervals"]["review_share"] == [low, high]  # YAML-friendly
 
 
 def test_the_calibrated_cascade_fails_at_most_delta_of_the_time():

@@ -197,10 +197,15 @@ def test_a_cascade_recommendation_ships_the_calibrated_cascade(tmp_path):
     assert first["accept_share"] > gate_alone["accept_share"]
     assert first["gate_s_per_1000"] is None  # not timed
     assert first["verifier_s_per_1000"] == pytest.approx(
-        first["verify_share"] * out.result.runtime["cascade"]["verifier_ms_per_verified_row"]
+        first["sent_share"] * out.result.runtime["cascade"]["verifier_ms_per_verified_row"]
     )
+    # the final shares route realises: the review rule's rows, the rest of the band in verify
+    assert first["review_share"] == pytest.approx(gate_alone["review_share"])
+    total = first["accept_share"] + first["verify_share"] + first["review_share"]
+    assert total == pytest.approx(1.0)
     md = (out.output_dir / "report.md").read_text()
     assert "verifier accepts below" in md and "sent to the verifier" in md
+    assert "left in verify" in md and "| sent to verifier |" in md
     assert f"+verifiers.oracle._target_={__name__}.Oracle" in rec["command"]
     assert f"+gates.noisy._target_={__name__}.NoisyGate" in rec["command"]
 
@@ -210,3 +215,5 @@ def test_a_cascade_recommendation_ships_the_calibrated_cascade(tmp_path):
     assert same(meta["thresholds"]["accept_at"], first["accept_at"])
     assert meta["cascade"]["verifier_threshold"] == first["verifier_threshold"]
     assert meta["cascade"]["accepted_share"] == pytest.approx(first["accept_share"])
+    assert meta["cascade"]["verify_share"] == pytest.approx(first["verify_share"])
+    assert meta["cascade"]["verifier_share"] == pytest.approx(first["sent_share"])

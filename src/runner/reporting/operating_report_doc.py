@@ -130,21 +130,26 @@ def recommendation_section(rec: dict) -> list[str]:
             f"- {hint[0].upper()}{hint[1:]}." if hint.startswith("no ") else f"- For one: {hint}."
             for hint in rec["hints"]
         ]
-    verify = "sent to the verifier" if rec["kind"] == "cascade" else "verify"
+    cascade = rec["kind"] == "cascade"
+    verify = "left in verify" if cascade else "verify"
+    sent_share = first.get("sent_share")
+    sent = "" if sent_share is None else f"; {1000 * sent_share:.0f} sent to the verifier"
     lines.append(
         f"- Expected per 1,000 rows: {1000 * first['accept_share']:.0f} accepted, "
         f"{1000 * first['verify_share']:.0f} {verify}, {first['reviews_per_1000']:.0f} "
-        "human reviews."
+        f"human reviews{sent}."
     )
-    lines += ["", "| setting | accept | " + verify + " | review | accepted risk | "
+    sent_column = " sent to verifier |" if cascade else ""
+    lines += ["", "| setting | accept | verify | review |" + sent_column + " accepted risk | "
               "review precision | gate CPU s / 1k | verifier CPU s / 1k | reviews / 1k |",
-              "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+              "|---|---|---|---|" + "---|" * (6 if cascade else 5)]  # fmt: skip
     for row in rows:
         risk = _bound(row, "accepted_risk", "<=")
         precision = _bound(row, "review_precision", ">=")
+        sent_cell = f" {_num(row.get('sent_share'), '{:.1%}')} |" if cascade else ""
         lines.append(
             f"| {row['setting']} | {row['accept_share']:.1%} | {row['verify_share']:.1%} | "
-            f"{row['review_share']:.1%} | {risk} | {precision} | "
+            f"{row['review_share']:.1%} |{sent_cell} {risk} | {precision} | "
             f"{_num(row['gate_s_per_1000'], '{:.2f}')} | "
             f"{_num(row['verifier_s_per_1000'], '{:.2f}')} | {row['reviews_per_1000']:.0f} |"
         )

@@ -7,11 +7,18 @@ its risk into the same decision. The rules, in one place:
 - only rows the gate puts in the ``verify`` band reach the verifier (`score_band`, which
   counts the rows it sent and times them, loading the model first so loading is not
   counted as cost);
-- a verified row is ``review`` when the verifier's risk >= the verifier threshold, else
-  ``accept`` (`final_decisions`); the threshold is ``routing.verifier_threshold``, or the
-  verifier's own: a trained detector's validation-chosen example threshold
-  (``detector.json``), else its flag threshold (LettuceDetect's ``threshold``: a token at
-  or above it flags the answer); a verifier with neither is a configuration error;
+- a model `fit_gate` calibrated as a cascade is routed as calibrated (`routed_cascade`):
+  with the verifier it was calibrated with (none or another is a configuration error, before
+  any row is routed), at its calibrated threshold; a verified row is ``accept`` below it
+  and otherwise stays ``verify`` (the calibration certifies only the verifier's accepts,
+  `runner.routing.risk_control.CascadeCalibration`), and a threshold of -inf (the
+  gate-alone path: the verifier accepts nothing) sends the verifier nothing;
+- otherwise (an uncalibrated cascade) a verified row is ``review`` when the verifier's risk
+  >= the verifier threshold, else ``accept`` (`final_decisions`); the threshold is
+  ``routing.verifier_threshold``, or the verifier's own: a trained detector's
+  validation-chosen example threshold (``detector.json``), else its flag threshold
+  (LettuceDetect's ``threshold``: a token at or above it flags the answer); a verifier
+  with neither is a configuration error;
 - as one ranking (`cascade_risk`), the gate's review band ranks above the verify band and
   the verify band above the accept band; inside the verify band rows rank by the
   verifier's risk, inside the other two by the gate's. A larger review budget then reviews
@@ -20,6 +27,7 @@ its risk into the same decision. The rules, in one place:
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -64,35 +72,101 @@ def verifier_threshold(verifier: Any, setting: float | None, name: str) -> float
             "its own; set routing.verifier_threshold=<risk at or above which a verified row "
             "goes to review>"
         )
-    # -inf is a calibrated cascade's "the verifier accepts nothing": every verified row is
-    # reviewed (`runner.routing.risk_control.calibrate_cascade`)
+    # any number but NaN: -inf is a calibrated cascade's "the verifier accepts nothing"
     if isinstance(value, bool) or not isinstance(value, (int, float)) or np.isnan(value):
         raise ConfigError(f"routing.verifier_threshold={value!r}: a number")
     return float(value)
 
 
-def routed_threshold(
-    verifier: Any, name: str, setting: float | None, registered: dict | None
-) -> tuple[float, str]:
-    """The verifier threshold `route` applies, and where it came from.
+@dataclass(frozen=True)
+class RoutedCascade:
+    """The cascade `route` applies: the verifier, its threshold, and what a row it does not
+    accept becomes.
 
-    ``routing.verifier_threshold`` when set; else the one `fit_gate` calibrated with the
-    model (its metadata's ``cascade``, when the model was fitted with this verifier); else
-    the verifier's own (`verifier_threshold`). A model calibrated with another verifier is
-    a configuration error: its thresholds assume that verifier's scores.
+    ``calibrated``: the threshold is the model's calibrated cascade's (`fit_gate`). Its
+    calibration certifies only what the verifier accepts, so a band row the verifier does
+    not accept keeps the gate's ``verify`` (neither certified safe nor reviewed at the
+    review side's precision), and a threshold of -inf (the verifier accepts nothing) sends
+    it no row: it is not even loaded. Otherwise a verified row is reviewed at or above the
+    threshold and accepted below it.
     """
+
+    verifier: Any
+    name: str
+    threshold: float
+    source: str
+    calibrated: bool
+
+    @property
+    def sends(self) -> bool:
+        """Whether the verify band reaches the verifier at all."""
+        return not (self.calibrated and self.threshold == -math.inf)
+
+    @property
+    def not_accepted(self) -> str:
+        """The final decision of a band row the verifier does not accept."""
+        return "verify" if self.calibrated else "review"
+
+    def decide(self, decision: np.ndarray, risk: np.ndarray) -> np.ndarray:
+        """Final decisions from the gate's and the verifier's risk on the rows it was sent
+        (NaN elsewhere)."""
+        return final_decisions(decision, risk, self.threshold, self.not_accepted)
+
+
+def routed_cascade(
+    verifiers: dict[str, Any], routing: Any, metadata: dict[str, Any], model: str
+) -> RoutedCascade | None:
+    """The cascade `route` applies to `model` (None: the gate alone decides).
+
+    ``routing.verifier_threshold`` when set (an uncalibrated cascade, even on a calibrated
+    model: the user's threshold); else the model's calibrated cascade (its metadata's
+    ``cascade``), which needs the verifier it was calibrated with; else the verifier's own
+    threshold (`verifier_threshold`).
+
+    Raises
+    ------
+    ConfigError
+        A calibrated cascade routed without ``routing.verifier``, or with another verifier
+        and no threshold of the user's: its thresholds assume that verifier's scores.
+    """
+    registered = metadata.get("cascade")
+    name, setting = routing.verifier, routing.verifier_threshold
+    if registered and not name:
+        raise ConfigError(
+            f"{model} is a cascade calibrated with verifier {registered.get('verifier')!r}, "
+            f"which decides its verify band, and routing.verifier is unset: "
+            f"{_configure(registered)}"
+        )
+    if not name:
+        return None
+    verifier = verifiers[name]
     if setting is not None:
-        return verifier_threshold(verifier, setting, name), "routing.verifier_threshold"
-    if registered:
-        if registered.get("verifier") != name:
-            raise ConfigError(
-                f"routing.verifier={name!r}: the model's cascade was calibrated with verifier "
-                f"{registered.get('verifier')!r}; route with that one or set "
-                "routing.verifier_threshold"
-            )
-        value = float(registered["verifier_threshold"])
-        return verifier_threshold(verifier, value, name), "the model's calibrated cascade"
-    return verifier_threshold(verifier, None, name), "the verifier's own"
+        value = verifier_threshold(verifier, setting, name)
+        return RoutedCascade(verifier, name, value, "routing.verifier_threshold", False)
+    if not registered:
+        value = verifier_threshold(verifier, None, name)
+        return RoutedCascade(verifier, name, value, "the verifier's own", False)
+    if registered.get("verifier") != name:
+        raise ConfigError(
+            f"routing.verifier={name!r}: {model} is a cascade calibrated with verifier "
+            f"{registered.get('verifier')!r}, its thresholds assume that verifier's scores: "
+            f"{_configure(registered)} (or set routing.verifier_threshold to route an "
+            "uncalibrated cascade)"
+        )
+    value = verifier_threshold(verifier, float(registered["verifier_threshold"]), name)
+    return RoutedCascade(verifier, name, value, "the model's calibrated cascade", True)
+
+
+def _configure(registered: dict[str, Any]) -> str:
+    """How to configure the verifier a cascade was calibrated with (as `fit_gate` had it)."""
+    name = registered.get("verifier")
+    kind = registered.get("verifier_class") or "<its class>"
+    weights = registered.get("verifier_model") or "<its weights>"
+    return (
+        f"configure it as fit_gate had it ({kind}, model {weights}) and name it, e.g. "
+        f"+verifier@verifiers.{name}=<its config, e.g. lettucedetect> "
+        f"verifiers.{name}.model={weights} routing.verifier={name}"
+    )
 
 
 @dataclass(frozen=True)
@@ -137,12 +211,19 @@ def score_band(verifier: Any, frame: pd.DataFrame, band: np.ndarray) -> BandScor
     return BandScores(risk, len(rows), ms, load_seconds)
 
 
-def final_decisions(decision: np.ndarray, risk: np.ndarray, threshold: float) -> np.ndarray:
-    """The gate's decision outside the verify band; review / accept by `threshold` inside."""
+def final_decisions(
+    decision: np.ndarray, risk: np.ndarray, threshold: float, not_accepted: str = "review"
+) -> np.ndarray:
+    """The gate's decision outside the verify band; inside it ``accept`` where the
+    verifier's risk < `threshold`, else `not_accepted` (``review`` for an uncalibrated
+    cascade, ``verify`` for a calibrated one: `RoutedCascade`). A band row without a
+    verifier risk (NaN: not sent) is not accepted."""
     decision = np.asarray(decision, dtype=object)
     out = decision.copy()
     band = decision == "verify"
-    out[band] = np.where(np.asarray(risk)[band] >= threshold, "review", "accept")
+    with np.errstate(invalid="ignore"):
+        accepted = np.asarray(risk, dtype=np.float64)[band] < threshold
+    out[band] = np.where(accepted, "accept", not_accepted)
     return out
 
 

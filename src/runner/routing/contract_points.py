@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runner.routing.risk_control import best_achievable
+from runner.routing.risk_control import best_achievable, cascade_masks
 from runner.routing.thresholds import Guarantee, decide, infeasible_message, set_contract
 
 ALPHA_GRID = (0.05, 0.10, 0.15, 0.20, 0.25, 0.30)
@@ -66,11 +66,14 @@ def _finite(x: float | None) -> float | None:
 def operating_point(y: np.ndarray, gate: Scored, routing, verifier: Verifier | None = None) -> dict:
     """What shipping `gate` (with `verifier`: the cascade) under `routing` gives on the rows.
 
-    Thresholds as `fit_gate` sets them; shares of accept / verify (sent to the verifier) /
-    review; the guaranteed bounds where a side is controlled and certified; the OOF
-    accepted risk and review precision; cost per 1,000 rows (CPU seconds of the gate and
-    the verifier, human reviews). ``feasible`` is False, with ``infeasible`` saying why, when
-    a controlled target cannot be certified or the two sides overlap.
+    Thresholds as `fit_gate` sets them; the final shares of accept / verify / review as
+    `route` realises them and, with a verifier, the share sent to it (``sent_share``): a
+    calibrated cascade leaves a band row its verifier does not accept in verify
+    (`cascade_masks`), a cascade at an accept budget reviews it; the guaranteed bounds
+    where a side is controlled and certified; the OOF accepted risk and review precision;
+    cost per 1,000 rows (CPU seconds of the gate and the verifier, human reviews).
+    ``feasible`` is False, with ``infeasible`` saying why, when a controlled target cannot
+    be certified or the two sides overlap.
     """
     y = np.asarray(y, dtype=np.int64)
     g = np.asarray(gate.risk, dtype=np.float64)
@@ -86,21 +89,20 @@ def operating_point(y: np.ndarray, gate: Scored, routing, verifier: Verifier | N
     review_at, accept_at = thresholds.review_at, thresholds.accept_at
     accept_ok = guarantee is None or guarantee.accept is None or guarantee.accept.feasible
     review_ok = guarantee is None or guarantee.review is None or guarantee.review.feasible
+    bands = decide(g, review_at, accept_at)
+    accepted, verify, reviewed = bands == "accept", bands == "verify", bands == "review"
     sent = np.zeros(g.shape, dtype=bool)
-    if verifier is None:
-        bands = decide(g, review_at, accept_at)
-        accepted, reviewed = bands == "accept", bands == "review"
-        verify = bands == "verify"
-    else:
-        vt = verifier.threshold
-        if contract.cascade is not None:  # calibrated as fit_gate calibrates it
-            cal = contract.cascade
-            vt, accept_ok, point["path"] = cal.verifier_threshold, cal.feasible, cal.path
-        bands = decide(g, review_at, accept_at)
-        sent = bands == "verify"
-        accepted = (bands == "accept") | (sent & (verifier.risk < vt))
-        reviewed, verify = ~accepted, sent
-        point["verifier_threshold"] = _finite(vt)
+    if contract.cascade is not None:  # calibrated as fit_gate calibrates it, routed so
+        cal = contract.cascade
+        accept_ok, point["path"] = cal.feasible, cal.path
+        masks = cascade_masks(g, verifier.risk, accept_at, review_at, cal.verifier_threshold)
+        accepted, verify, reviewed, sent = masks.accept, masks.verify, masks.review, masks.sent
+        point["verifier_threshold"] = _finite(cal.verifier_threshold)
+    elif verifier is not None:  # an accept budget: the verifier's own threshold decides
+        sent = verify
+        accepted = accepted | (sent & (verifier.risk < verifier.threshold))
+        reviewed, verify = ~accepted, np.zeros(g.shape, dtype=bool)
+        point["verifier_threshold"] = _finite(verifier.threshold)
     if not (accept_ok and review_ok):
         point["feasible"] = False
         point["infeasible"] = _why_infeasible(
@@ -113,6 +115,7 @@ def operating_point(y: np.ndarray, gate: Scored, routing, verifier: Verifier | N
         accept_share=float(accepted.mean()),
         verify_share=float(verify.mean()),
         review_share=float(reviewed.mean()),
+        sent_share=None if verifier is None else float(sent.mean()),
         accepted_risk_guaranteed=routing.max_accepted_risk if accept_c and accept_ok else None,
         review_precision_guaranteed=routing.min_review_precision
         if review_c and review_ok

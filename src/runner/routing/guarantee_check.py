@@ -29,7 +29,12 @@ import pandas as pd
 from scipy.stats import beta as beta_dist
 
 from runner.routing.mapie_reference import mapie_accept_threshold
-from runner.routing.risk_control import calibrate_cascade, effective_counts, group_codes
+from runner.routing.risk_control import (
+    calibrate_cascade,
+    cascade_masks,
+    effective_counts,
+    group_codes,
+)
 from runner.routing.shift import risk_shift_samples
 from runner.routing.thresholds import contract_thresholds, decide
 
@@ -149,18 +154,17 @@ def route_split(
             cal["y"], cal["risk"], cal["verifier"], thresholds.review_at, alpha, delta,
             groups=cal["group"],
         )  # fmt: skip
-        g, v = test["risk"], test["verifier"]
-        gate_acc = g <= c.accept_at
-        band = ~gate_acc & (g < c.review_at)
-        accepted = gate_acc | (band & (v < c.verifier_threshold))
-        reviewed = (g >= c.review_at) | (band & ~accepted)
-        # the review bound is the gate's review band's (verifier-rejected rows join review
-        # without one): judged on the gate's row, not here
-        final = _realised(test["y"], accepted, reviewed, alpha, None, codes)
+        masks = cascade_masks(
+            test["risk"], test["verifier"], c.accept_at, c.review_at, c.verifier_threshold
+        )
+        # reviewed rows are the review rule's (a row the verifier does not accept stays
+        # verify), so the review bound is judged on the cascade's row as on the gate's
+        final = _realised(test["y"], masks.accept, masks.review, alpha, beta, codes)
         out.append(
             SplitOutcome(
-                scenario, "cascade", split, c.feasible, **final, verify_share=0.0,
-                sent_to_verifier=float(band.mean()), **flags,
+                scenario, "cascade", split, c.feasible, **final,
+                verify_share=float(masks.verify.mean()),
+                sent_to_verifier=float(masks.sent.mean()), **flags,
             )
         )  # fmt: skip
     return out

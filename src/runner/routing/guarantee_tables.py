@@ -62,7 +62,7 @@ def add_tables(
         precision = sub["review_precision"].dropna()
         result.add("guarantee", row, "review precision",
                    float(precision.mean()) if len(precision) else None)  # fmt: skip
-        if routing.review_rule == "precision_controlled" and method != "cascade":
+        if routing.review_rule == "precision_controlled":
             rrate, rci = _rate(sub["review_violated"].astype(bool))
             result.add("guarantee", row, "review violation rate", rrate, rci)
         result.add("guarantee", row, "verify share", float(sub["verify_share"].mean()))

@@ -106,11 +106,15 @@ def choose(y: np.ndarray, gates: Sequence[Scored], routing) -> tuple[Scored, dic
 
 
 def _row(label: str, point: dict) -> dict:
+    """One setting's row; ``sent_share`` only for a cascade (a gate's row stays as it was)."""
     keys = ("accept_share", "verify_share", "review_share", "accepted_risk_guaranteed",
             "review_precision_guaranteed", "accepted_risk_oof", "accepted_risk_ci_high",
             "review_precision_oof", "gate_s_per_1000", "verifier_s_per_1000",
             "reviews_per_1000", "review_at", "accept_at", "verifier_threshold")  # fmt: skip
-    return {"setting": label, "feasible": point["feasible"], **{k: point.get(k) for k in keys}}
+    row = {"setting": label, "feasible": point["feasible"], **{k: point.get(k) for k in keys}}
+    if point.get("sent_share") is not None:
+        row["sent_share"] = point["sent_share"]
+    return row
 
 
 def recommend(
@@ -213,9 +217,21 @@ CELL_COLUMNS = {
     "accept_at": "accept_at",
     "verifier_threshold": "verifier threshold",
 }
-"""Column labels of the ``recommendation`` table (cells), in order. The CPU seconds are
-measured, so they stay in ``recommendation.json`` and the report: cells.csv of a rerun is
-byte-identical."""
+"""Column labels of the ``recommendation`` table (cells), in order (a cascade's add
+`SENT_COLUMN`). The CPU seconds are measured, so they stay in ``recommendation.json`` and
+the report: cells.csv of a rerun is byte-identical."""
+
+SENT_COLUMN = ("sent_share", "sent to verifier")
+"""A cascade's column after the review share: the share of rows sent to its verifier."""
+
+
+def _columns(rec: Mapping) -> dict[str, str]:
+    """The table's columns for `rec`: `CELL_COLUMNS`, and `SENT_COLUMN` for a cascade."""
+    if not rec["verifier"]:
+        return CELL_COLUMNS
+    items = list(CELL_COLUMNS.items())
+    at = list(CELL_COLUMNS).index("review_share") + 1
+    return dict([*items[:at], SENT_COLUMN, *items[at:]])
 
 
 def cells(rec: Mapping) -> list[tuple[str, str, float | None]]:
@@ -223,7 +239,7 @@ def cells(rec: Mapping) -> list[tuple[str, str, float | None]]:
     ``<shipped> / <setting>``; thresholds only where the targets are met."""
     out = []
     for row in rec["rows"]:
-        for key, column in CELL_COLUMNS.items():
+        for key, column in _columns(rec).items():
             value = row.get(key)
             if key in ("review_at", "accept_at", "verifier_threshold") and not row["feasible"]:
                 value = None

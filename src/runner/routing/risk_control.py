@@ -10,7 +10,8 @@ scores so that, with probability at least 1 - δ over the calibration rows, the
 - review side: the share of hallucinated rows among reviewed ones (review precision) is
   >= β (``routing.min_review_precision``), i.e. the faithful share among them <= 1 - β;
 - the cascade: the *final* accepted risk (rows the gate accepts plus verify-band rows the
-  verifier accepts) is <= α (`calibrate_cascade`).
+  verifier accepts) is <= α (`calibrate_cascade`); only those accepts are certified, so a
+  band row the verifier does not accept stays ``verify`` (`CascadeCalibration`).
 
 How (Learn-Then-Test, Angelopoulos et al. 2021): each candidate threshold is a null
 hypothesis "this set's error rate > target", tested with the exact binomial p-value
@@ -333,13 +334,82 @@ def best_achievable(
     return float(grid[hi])
 
 
+SHARE_LEVEL = 0.95
+"""Two-sided level of the interval each expected share of a calibrated cascade carries."""
+
+
+def share_interval(rows: float, count: float, level: float = SHARE_LEVEL) -> tuple[float, float]:
+    """Exact (Clopper-Pearson) two-sided `level` interval of a share, `count` of `rows`.
+
+    Effective (non-integer) counts of grouped rows (`effective_counts`) are allowed, as in
+    `upper_bound`: the beta quantiles are the binomial interval's for whole counts.
+    """
+    if rows <= 0:
+        return 0.0, 1.0
+    from scipy.stats import beta
+
+    tail = (1.0 - level) / 2.0
+    low = 0.0 if count <= 0 else float(beta.ppf(tail, count, rows - count + 1))
+    high = 1.0 if count >= rows else float(beta.ppf(1.0 - tail, count + 1, rows - count))
+    return low, high
+
+
+@dataclass(frozen=True)
+class CascadeMasks:
+    """Where a calibrated cascade sends each row: ``accept``, ``verify`` and ``review``
+    (exactly one per row) and ``sent`` (the rows the verifier scores)."""
+
+    accept: np.ndarray
+    verify: np.ndarray
+    review: np.ndarray
+    sent: np.ndarray
+
+
+def cascade_masks(
+    gate_risk: np.ndarray,
+    verifier_risk: np.ndarray,
+    accept_at: float,
+    review_at: float,
+    verifier_threshold: float,
+) -> CascadeMasks:
+    """The calibrated cascade's rule, row by row (`CascadeCalibration` says why).
+
+    One function for the calibration, the operating report and the guarantee check, so
+    the shares they state are the ones `route` realises (`runner.routing.cascade`
+    applies the same rule to the gate's decisions). `verifier_risk` is read only on the
+    verify band, and not at all when `verifier_threshold` is -inf.
+    """
+    g = np.asarray(gate_risk, dtype=np.float64)
+    gate_accepts = g <= accept_at
+    review = g >= review_at
+    band = ~gate_accepts & ~review
+    sent = band & (verifier_threshold > -math.inf)
+    with np.errstate(invalid="ignore"):
+        verifier_accepts = sent & (np.asarray(verifier_risk, dtype=np.float64) < verifier_threshold)
+    return CascadeMasks(gate_accepts | verifier_accepts, band & ~verifier_accepts, review, sent)
+
+
 @dataclass(frozen=True)
 class CascadeCalibration:
     """The cascade's three thresholds, chosen together, and what they give on calibration.
 
-    A row is accepted when gate risk <= ``accept_at``, or when ``accept_at`` < gate risk <
-    ``review_at`` (the verify band) and verifier risk < ``verifier_threshold``; every other
-    band row goes to review (`runner.routing.cascade.final_decisions`).
+    A row is accepted when gate risk <= ``accept_at`` (by the gate), or when it lies in the
+    verify band (``accept_at`` < gate risk < ``review_at``) and its verifier risk <
+    ``verifier_threshold`` (by the verifier); reviewed when gate risk >= ``review_at`` (the
+    review rule's rows, and only those); every other band row stays ``verify``. Why not
+    review: the calibration certifies only the verifier's accepts; a band row it does not
+    accept is neither certified safe nor certified at the review side's precision, so the
+    cascade leaves it where the gate put it (`cascade_masks`; `route` applies the same rule,
+    `runner.routing.cascade.RoutedCascade`). A ``verifier_threshold`` of -inf (the
+    gate-alone path) sends the verifier nothing.
+
+    Shares are of the calibration rows: ``accepted_share`` (= ``gate_accept_share`` +
+    ``verifier_accept_share``), ``verify_share`` and ``review_share`` sum to 1, and
+    ``verifier_share`` is the share sent to the verifier (the verify band, or 0 when it
+    accepts nothing). ``share_intervals`` maps each of the four to its exact two-sided
+    `SHARE_LEVEL` interval (`share_interval`) on the rows' effective number given their
+    context groups (`effective_counts` of the share's indicator): the spread of the share
+    on traffic like these rows, which `route` compares its realised shares with.
     """
 
     accept_at: float
@@ -348,7 +418,10 @@ class CascadeCalibration:
     accepted_share: float
     gate_accept_share: float
     verifier_accept_share: float
+    verify_share: float
+    review_share: float
     verifier_share: float
+    share_intervals: dict[str, tuple[float, float]]
     accepted_rows: int
     accepted_errors: int
     empirical_accepted_risk: float | None
@@ -360,8 +433,63 @@ class CascadeCalibration:
     feasible: bool
 
     def to_dict(self) -> dict:
-        """JSON-friendly form (infinite thresholds as strings)."""
-        return {k: _finite_or_str(v) for k, v in asdict(self).items()}
+        """JSON- and YAML-friendly form (infinite thresholds as strings, intervals as lists:
+        the model's metadata is written as YAML, which has no tuples)."""
+        out = {k: _finite_or_str(v) for k, v in asdict(self).items()}
+        out["share_intervals"] = {k: list(v) for k, v in self.share_intervals.items()}
+        return out
+
+
+def _calibration(
+    labels: np.ndarray,
+    masks: CascadeMasks,
+    codes: np.ndarray | None,
+    thresholds: tuple[float, float, float],
+    target: tuple[float, float, float],
+    path: str,
+) -> CascadeCalibration:
+    """What one configuration gives on the calibration rows: shares with their intervals,
+    the accepted rows' risk and its bound at the path's level.
+
+    `thresholds` is (accept_at, review_at, verifier_threshold); `target` is (α, the
+    cascade's δ, the level its path was tested at).
+    """
+    acc = masks.accept
+    m, k = int(acc.sum()), int(labels[acc].sum())
+    m_eff, k_eff, deff = effective_counts(labels, acc, codes)
+    shares = {
+        "accepted_share": acc,
+        "verify_share": masks.verify,
+        "review_share": masks.review,
+        "verifier_share": masks.sent,
+    }
+    every = np.ones(labels.size, dtype=bool)
+    intervals = {}
+    for key, mask in shares.items():
+        rows, count, _ = effective_counts(mask.astype(np.int64), every, codes)
+        intervals[key] = share_interval(rows, count)
+    alpha, delta, level = target
+    return CascadeCalibration(
+        accept_at=float(thresholds[0]),
+        review_at=float(thresholds[1]),
+        verifier_threshold=float(thresholds[2]),
+        accepted_share=m / labels.size,
+        gate_accept_share=float((acc & ~masks.sent).mean()),
+        verifier_accept_share=float((acc & masks.sent).mean()),
+        verify_share=float(masks.verify.mean()),
+        review_share=float(masks.review.mean()),
+        verifier_share=float(masks.sent.mean()),
+        share_intervals=intervals,
+        accepted_rows=m,
+        accepted_errors=k,
+        empirical_accepted_risk=k / m if m else None,
+        upper_bound=upper_bound(k_eff, m_eff, level) if m else None,
+        design_effect=deff,
+        max_accepted_risk=alpha,
+        delta=delta,
+        path=path,
+        feasible=m > 0,
+    )
 
 
 def calibrate_cascade(
@@ -387,8 +515,12 @@ def calibrate_cascade(
       `CASCADE_VERIFIER_SHARE`·δ / len(anchors).
 
     Among every certified configuration, the one accepting the most rows, then the one
-    sending the fewest rows to the verifier (the least verifier cost). The review threshold
-    `review_at` is the review side's (set by its own rule) and stays fixed.
+    sending the fewest rows to the verifier (the least verifier cost: a configuration whose
+    verifier accepts nothing sends it nothing). The review threshold `review_at` is the
+    review side's (set by its own rule) and stays fixed. Only the accepted rows are
+    certified: a verify-band row the verifier does not accept stays ``verify``, never
+    ``review`` (`CascadeCalibration`), so the final shares are the accepted share, the
+    review rule's share and the rest of the band.
     """
     labels, g = _check(y, gate_risk)
     v = np.asarray(verifier_risk, dtype=np.float64)
@@ -401,37 +533,14 @@ def calibrate_cascade(
     d_gate = (1.0 - CASCADE_VERIFIER_SHARE) * d
     d_path = CASCADE_VERIFIER_SHARE * d / len(CASCADE_ANCHORS)
 
-    def config(accept_at: float, vt: float, path: str, level: float) -> tuple:
-        gate_acc = g <= accept_at
-        band = ~gate_acc & below_review
-        ver_acc = band & (v < vt)
-        acc = gate_acc | ver_acc
-        m, k = int(acc.sum()), int(labels[acc].sum())
-        m_eff, k_eff, deff = effective_counts(labels, acc, codes)
-        cal = CascadeCalibration(
-            accept_at=float(accept_at),
-            review_at=float(review_at),
-            verifier_threshold=float(vt),
-            accepted_share=m / n,
-            gate_accept_share=float(gate_acc.mean()),
-            verifier_accept_share=float(ver_acc.mean()),
-            verifier_share=float(band.mean()),
-            accepted_rows=m,
-            accepted_errors=k,
-            empirical_accepted_risk=k / m if m else None,
-            upper_bound=upper_bound(k_eff, m_eff, level) if m else None,
-            design_effect=deff,
-            max_accepted_risk=alpha,
-            delta=d,
-            path=path,
-            feasible=m > 0,
-        )
-        return (m, -int(band.sum()), cal)
+    def rank(accept_at: float, vt: float) -> tuple[int, int]:
+        masks = cascade_masks(g, v, accept_at, review_at, vt)
+        return int(masks.accept.sum()), -int(masks.sent.sum())
 
     gate_path = _certify("accept", labels, g, alpha, d_gate, grid, codes)
     gate_at = gate_path.threshold if gate_path.feasible else -math.inf
-    options = [config(min(gate_at, np.nextafter(review_at, -math.inf)), -math.inf,
-                      "gate alone", d_gate)]  # fmt: skip
+    gate_at = min(gate_at, float(np.nextafter(review_at, -math.inf)))
+    options = [(gate_at, -math.inf, "gate alone", d_gate)]
     order = np.sort(g)
     first = start_rows(alpha, d_path)
     steps = _nested(labels, g, grid, first, codes)
@@ -456,6 +565,7 @@ def calibrate_cascade(
         passed = _sequence(np.array(seq_errors), np.array(seq_rows), alpha, d_path)
         if passed:
             at, vt = configs[passed - 1]
-            options.append(config(at, vt, f"verifier after gate {100 * anchor:g} %", d_path))
-    best = max(options, key=lambda o: (o[0], o[1]))
-    return best[2]
+            options.append((at, vt, f"verifier after gate {100 * anchor:g} %", d_path))
+    at, vt, path, level = max(options, key=lambda o: rank(o[0], o[1]))
+    masks = cascade_masks(g, v, at, review_at, vt)
+    return _calibration(labels, masks, codes, (at, review_at, vt), (alpha, d, level), path)

@@ -86,15 +86,14 @@ def route_frame(
     frame: pd.DataFrame,
     on_unseen_source: str,
     training_sources: list[str],
-    verifier: Any = None,
-    verifier_name: str | None = None,
-    threshold: float | None = None,
+    plan: cascade.RoutedCascade | None = None,
 ) -> tuple[pd.DataFrame, float, dict[str, float] | None]:
     """Decisions of one canonical frame, the gate's seconds and the verifier's cost.
 
     Columns, in ``decisions.parquet``'s order without ``audit``: ``id, risk, decision,
-    source, unseen_source, model, reason`` and, with a verifier, ``<name>_risk`` (empty
-    outside the verify band) and ``final_decision``; then `HIDDEN`.
+    source, unseen_source, model, reason`` and, with a cascade (`plan`), ``<name>_risk``
+    (empty outside the rows sent to the verifier: the verify band, or none when the
+    calibrated verifier accepts nothing) and ``final_decision``; then `HIDDEN`.
     """
     frame = frame.reset_index(drop=True)
     n = len(frame)
@@ -128,13 +127,13 @@ def route_frame(
         }
     )
     cost = None
-    if verifier is not None:
-        band = decisions["decision"].to_numpy() == "verify"
-        scored = cascade.score_band(verifier, frame, band)
+    if plan is not None:
+        sent = (decisions["decision"].to_numpy() == "verify") & plan.sends
+        scored = cascade.score_band(plan.verifier, frame, sent)
         risk = pd.array(scored.risk, dtype="Float64")
-        risk[~band] = pd.NA
-        decisions[f"{verifier_name}_risk"] = risk
-        final = cascade.final_decisions(decisions["decision"].to_numpy(), scored.risk, threshold)
+        risk[~sent] = pd.NA
+        decisions[f"{plan.name}_risk"] = risk
+        final = plan.decide(decisions["decision"].to_numpy(), scored.risk)
         decisions["final_decision"] = final.astype(str)
         cost = {
             "rows_sent": scored.rows_sent,
@@ -159,9 +158,7 @@ class BatchRouter:
         tracking_uri: str,
         model_uri: str,
         on_unseen_source: str,
-        verifier: Any = None,
-        verifier_name: str | None = None,
-        threshold: float | None = None,
+        plan: cascade.RoutedCascade | None = None,
         model: Any = None,
     ) -> None:
         from runner.routing.registry import load_routed_model
@@ -171,7 +168,7 @@ class BatchRouter:
         self.model = model if model is not None else load_routed_model(tracking_uri, model_uri)
         self.training_sources = list(self.model.metadata.get("training_sources") or [])
         self.on_unseen_source = on_unseen_source
-        self.verifier, self.verifier_name, self.threshold = verifier, verifier_name, threshold
+        self.plan = plan
 
     def read(self, index: int) -> Any:
         """Read and map batch `index` (a `runner.data.rag_stream.Batch`)."""
@@ -188,9 +185,7 @@ class BatchRouter:
             batch.frame,
             self.on_unseen_source,
             self.training_sources,
-            self.verifier,
-            self.verifier_name,
-            self.threshold,
+            self.plan,
         )
         frame = batch.frame.reset_index(drop=True)
         decisions["_row"] = np.asarray(batch.rows, dtype=np.int64)

@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 from runner.data import RowStream
 from runner.results import StudyResult
 from runner.routing import shift, traffic
+from runner.routing.cascade import RoutedCascade
 from runner.routing.stream import HIDDEN
 from runner.routing.work_folder import WorkFolder
 
@@ -193,22 +194,21 @@ def stream_info(totals: Totals, counts: dict[str, int], skipped: Any, labelled: 
 
 
 def cascade_record(
-    name: str,
-    threshold: float,
-    threshold_source: str,
-    names: np.ndarray,
-    totals: Totals,
-    gate_ms: float,
+    plan: RoutedCascade, names: np.ndarray, totals: Totals, gate_ms: float
 ) -> dict[str, Any]:
-    """The cascade's record (runtime, summary): rows sent and what the verifier cost."""
+    """The cascade's record (runtime, summary): how it decides, rows sent and what the
+    verifier cost."""
     cost = totals.verifier or {"rows_sent": 0, "seconds": 0.0, "load_seconds": 0.0}
     rows_sent = int(cost["rows_sent"])
     ms_per_row = cost["seconds"] * 1000.0 / rows_sent if rows_sent else 0.0
+    threshold = plan.threshold
     return {
-        "verifier": name,
+        "verifier": plan.name,
         # -inf: a calibrated cascade whose verifier accepts nothing (JSON has no infinity)
         "threshold": threshold if np.isfinite(threshold) else str(threshold),
-        "threshold_source": threshold_source,
+        "threshold_source": plan.source,
+        "calibrated": plan.calibrated,
+        "not_accepted_by_verifier": plan.not_accepted,
         "verify_rows": int((names == "verify").sum()),
         "rows_sent_to_verifier": rows_sent,
         "verifier_ms_per_verified_row": ms_per_row,
@@ -219,14 +219,17 @@ def cascade_record(
     }
 
 
-def add_final_table(result: StudyResult, names: np.ndarray, final: np.ndarray, sent: int) -> None:
-    """The ``final`` table: rows sent to the verifier and the final decisions."""
+def add_final_table(
+    result: StudyResult, names: np.ndarray, final: np.ndarray, sent: int, not_accepted: str
+) -> None:
+    """The ``final`` table: rows sent to the verifier and the final decisions (verified:
+    of the rows sent; a band row the verifier does not accept is `not_accepted`)."""
     n = names.size
-    band = names == "verify"
+    verified = (names == "verify") & (sent > 0)  # the whole band is sent, or none of it
     result.add("final", "sent to verifier", "rows", sent)
     result.add("final", "sent to verifier", "share", sent / n)
-    for outcome in ("accept", "review"):
-        for source, mask in (("verified", band), ("total", np.ones(n, dtype=bool))):
+    for outcome in dict.fromkeys(("accept", not_accepted, "review")):
+        for source, mask in (("verified", verified), ("total", np.ones(n, dtype=bool))):
             count = int(((final == outcome) & mask).sum())
             result.add("final", f"{outcome} ({source})", "rows", count)
             result.add("final", f"{outcome} ({source})", "share", count / n)
@@ -255,19 +258,12 @@ def add_decision_counts(result: StudyResult, totals: Totals, audit: Any) -> Any:
 
 
 def add_cascade(
-    result: StudyResult,
-    routing: Any,
-    threshold: Any,
-    source: str,
-    names: Any,
-    final: Any,
-    totals: Totals,
+    result: StudyResult, plan: RoutedCascade, names: Any, final: Any, totals: Totals
 ) -> dict[str, Any]:
-    """The ``final`` table (the verifier decides the verify band); the cascade's record
-    (`source`: where the verifier threshold came from)."""
+    """The ``final`` table (the verifier decides the verify band); the cascade's record."""
     gate_ms = totals.gate_seconds * 1000.0 / totals.rows
-    info = cascade_record(routing.verifier, threshold, source, names, totals, gate_ms)
-    add_final_table(result, names, final, info["rows_sent_to_verifier"])
+    info = cascade_record(plan, names, totals, gate_ms)
+    add_final_table(result, names, final, info["rows_sent_to_verifier"], plan.not_accepted)
     return info
 
 

@@ -8,7 +8,12 @@ review precision >= ``min_review_precision``; both with probability 1 - ``routin
 line saying the tightest one they can. With ``routing.verifier=<name>`` the cascade is
 calibrated as one system: the gate's accept threshold and the verifier's threshold chosen
 together for the final accepted risk, at the least verifier cost (`calibrate_cascade`),
-and registered with the model (``cascade`` in its metadata, which `route` applies).
+and registered with the model (``cascade`` in its metadata, which `route` applies), with
+the final accept / verify / review shares it expects and the share sent to the verifier,
+each with an exact 95 % interval (the ``cascade`` table; `route` compares its traffic's
+shares with them). A verify-band row the calibrated verifier does not accept stays
+``verify``; when it accepts none at all (the gate-alone path) the fit warns that `route`
+will not call it.
 The gate itself is then fitted on all rows. The model's metadata carries the thresholds,
 budgets, the bounds, the OOF promise with intervals, the calibration risk profile (for
 `route`'s shift test), the training data fingerprint and sources; the tracking layer logs
@@ -17,6 +22,8 @@ it into this run, registers it and sets the alias (`runner.tracking.publish`).
 
 from __future__ import annotations
 
+import logging
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,10 +36,12 @@ from runner.evaluation import BootstrapConf, score_gates
 from runner.features import with_lexical_features
 from runner.results import ModelSpec, StudyResult
 from runner.routing import (
+    CascadeCalibration,
     Contract,
     RoutingConf,
     Thresholds,
     cascade,
+    cascade_shares,
     infeasible_message,
     report,
     set_contract,
@@ -40,8 +49,12 @@ from runner.routing import (
 )
 from runner.studies.contract import RunContext, Study, check_named
 
+log = logging.getLogger(__name__)
+
 TITLES = {
     "contract": "The routing contract on the out-of-fold scores",
+    "cascade": "The calibrated cascade's final shares on the calibration rows, as route "
+    "realises them (exact 95 % intervals, context groups by their effective number)",
     **report.TITLES,
 }
 
@@ -139,6 +152,8 @@ class FitGate(Study, name="fit_gate", titles=TITLES):
             ("accepted risk", realised["accepted_risk"]),
         ):
             result.add("contract", "OOF", label, value)
+        if calibrated is not None:
+            _add_cascade_shares(result, calibrated[0].cascade)
         fitted = clone(gate).fit(frame, y) if getattr(gate, "needs_fit", False) else gate
         sources = sorted(frame["source"].astype(str).unique())
         promised = report.promise(stats, name, routing.review_budget, routing.accept_budget)
@@ -204,9 +219,28 @@ class FitGate(Study, name="fit_gate", titles=TITLES):
                 f"probability {1 - routing.delta:g} on these {len(y):,} labelled rows; loosen "
                 "the target, raise routing.delta or label more rows"
             )
+        if not math.isfinite(contract.cascade.verifier_threshold):
+            log.warning(
+                "fit_gate: at routing.max_accepted_risk=%g the calibrated %s accepts no "
+                "verify-band row (path %r): route will not call it, and the gate alone "
+                "decides (verify share %.3f)",
+                routing.max_accepted_risk,
+                routing.verifier,
+                contract.cascade.path,
+                contract.cascade.verify_share,
+            )
         meta = {
             **contract.cascade.to_dict(),
             "verifier": routing.verifier,
+            "verifier_class": type(verifier).__name__,
+            "verifier_model": getattr(verifier, "model", None),
             "verifier_ms_per_row": band.ms_per_row,
         }
         return contract, meta
+
+
+def _add_cascade_shares(result: StudyResult, cal: CascadeCalibration) -> None:
+    """The ``cascade`` table: each final share the fit expects, with its interval (what
+    `route` compares its realised shares with)."""
+    for row, key in cascade_shares.SHARES.items():
+        result.add("cascade", row, "expected share", getattr(cal, key), cal.share_intervals[key])

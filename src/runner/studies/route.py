@@ -16,11 +16,16 @@ answers with; the study loads it from the run's store and the run is linked to i
 version (``last_route_run``). Rows from sources the gate was not fitted on are reported
 loudly and handled by ``routing.on_unseen_source``. With ``routing.verifier=<name>`` the
 configured verifier scores the ``verify`` band only (`runner.routing.cascade`): its risk is
-the ``<name>_risk`` column and ``final_decision`` turns each verified row into accept or
-review at the verifier threshold, the gate's ``decision`` kept beside it; the rows sent and
-the verifier's ms/example go into the summary, the tables and MLflow. When the file has labels, the
-realised review precision and accepted risk are reported beside the model's out-of-fold
-promise (and, with a verifier, after it).
+the ``<name>_risk`` column and ``final_decision`` is the cascade's, the gate's ``decision``
+kept beside it; the rows sent and the verifier's ms/example go into the summary, the tables
+and MLflow. A model `fit_gate` calibrated as a cascade is routed exactly as calibrated
+(`cascade.routed_cascade`): only with its verifier (else one config error, before any row
+is routed); a verified row is accepted below the calibrated threshold and otherwise stays
+``verify``; a -inf threshold sends the verifier nothing. Its realised accept / verify /
+review shares and share sent to the verifier are set beside the fitted ones, and a gap
+beyond their intervals is warned about (`runner.routing.cascade_shares`). When the file
+has labels, the realised review precision and accepted risk are reported beside the
+model's out-of-fold promise (and, with a verifier, after it).
 
 Every guarantee of the contract assumes the routed traffic is like the calibration data,
 so each route checks it without labels (`stream_report.shift_check`): the share of rows
@@ -47,6 +52,7 @@ from runner.routing import (
     TraceFeedback,
     WorkFolder,
     cascade,
+    cascade_shares,
     engines,
     load_routed_model,
     parse_model_uri,
@@ -63,6 +69,8 @@ TITLES = {
     "decisions": "Routed rows per decision",
     "realised": "Realised on this file's labels vs the model's out-of-fold promise",
     "final": "Final decisions: the verifier decides the verify band (routing.verifier)",
+    "cascade_shares": "Calibrated cascade: shares realised on this traffic vs fitted (95 % "
+    "intervals; a gap beyond both is warned about)",
     "shift": "Has the traffic moved from the calibration data? Unseen sources, KS test of risks",
 }
 
@@ -103,11 +111,12 @@ class Route(Study, name="route", titles=TITLES):
         model = load_routed_model(run.tracking_uri, routing.model_uri)
         rows = as_stream(data)
         specs = rows.plan(routing.batch_rows)
-        verifier, threshold, source = _verifier(self.verifiers, routing, model.metadata)
+        where = f"models:/{model.name}/{model.version}"
+        plan = cascade.routed_cascade(self.verifiers, routing, model.metadata, where)
         if routing.on_unseen_source == "error":
             _stop_before_routing_unseen_sources(rows, specs, model)
-        work, routed_now = _route_batches(run, model, routing, rows, specs, verifier, threshold)
-        totals = stream_report.count(work, cascade=bool(routing.verifier))
+        work, routed_now = _route_batches(run, model, routing, rows, specs, plan)
+        totals = stream_report.count(work, cascade=plan is not None)
         sources = _training_sources(model)
         traffic.handle_unseen(totals.unseen, routing.on_unseen_source, sources, rows.where)
         audit = stream_report.audit_mask(totals, routing.audit_fraction, run.seed)
@@ -118,12 +127,13 @@ class Route(Study, name="route", titles=TITLES):
         names = stream_report.add_decision_counts(result, totals, audit)
         runtime = _runtime(routing, totals, len(specs), routed_now, work)
         final = cascade_info = None
-        if routing.verifier:
+        if plan is not None:
             final = totals.names(totals.final)
-            cascade_info = stream_report.add_cascade(
-                result, routing, threshold, source, names, final, totals
-            )
+            cascade_info = stream_report.add_cascade(result, plan, names, final, totals)
             runtime["cascade"] = cascade_info
+            sent = cascade_info["rows_sent_to_verifier"]
+            shares = cascade_shares.check(model.metadata, plan, final, sent)
+            cascade_shares.add_shares(result, shares)
         if rows.labelled:
             stream_report.add_realised(result, model, totals.labels, names, final)
         result.files["decisions.parquet"] = decisions
@@ -144,6 +154,7 @@ class Route(Study, name="route", titles=TITLES):
             result.extra["summary.json"]["cascade"] = {
                 **cascade_info,
                 "final_counts": stream_report.decision_counts(final),
+                "shares": shares,
             }
         result.model_link = ModelLink(model.name, model.version, "last_route_run", model.uri)
         return result
@@ -151,20 +162,6 @@ class Route(Study, name="route", titles=TITLES):
 
 def _training_sources(model: Any) -> list[str]:
     return list(model.metadata.get("training_sources") or [])
-
-
-def _verifier(
-    verifiers: dict[str, Any], routing: Any, metadata: dict[str, Any]
-) -> tuple[Any, float | None, str | None]:
-    """The cascade's verifier, its threshold and where that came from (all None without
-    ``routing.verifier``; `cascade.routed_threshold`)."""
-    if not routing.verifier:
-        return None, None, None
-    verifier = verifiers[routing.verifier]
-    threshold, source = cascade.routed_threshold(
-        verifier, routing.verifier, routing.verifier_threshold, metadata.get("cascade")
-    )
-    return verifier, threshold, source
 
 
 def _admission(rows: RowStream) -> dict[str, Any]:
@@ -192,14 +189,13 @@ def _route_batches(
     routing: Any,
     rows: RowStream,
     specs: list,
-    verifier: Any,
-    threshold: Any,
+    plan: cascade.RoutedCascade | None,
 ) -> tuple[WorkFolder, int]:
     """Route the batches a finished earlier run has not (locally or on Ray) into the work
     folder; return it and how many batches this run routed."""
     work = WorkFolder(
         work_root(routing.work_dir, run.cache_dir),
-        work_key(rows, model, routing, verifier),
+        work_key(rows, model, routing, None if plan is None else plan.verifier),
         len(specs),
     )
     router_args = {
@@ -208,9 +204,7 @@ def _route_batches(
         "tracking_uri": run.tracking_uri,  # where a Ray worker loads the model
         "model_uri": f"models:/{model.name}/{model.version}",
         "on_unseen_source": routing.on_unseen_source,
-        "verifier": verifier,
-        "verifier_name": routing.verifier,
-        "threshold": threshold,
+        "plan": plan,
     }
     driver = stream.StreamDriver(work, specs, **_admission(rows))
     pending = driver.resume()
