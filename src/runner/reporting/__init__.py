@@ -3,7 +3,7 @@
 from runner.reporting.claims_figures import claims_figures
 from runner.reporting.console import print_summary
 from runner.reporting.figures import cost_frontier, delta_bars, operating_curves, scope_bars
-from runner.reporting.guarantee_figures import guarantee_figure
+from runner.reporting.guarantee_figures import guarantee_figure, population_figure
 from runner.reporting.hri_figures import metric_grid_figure, roc_pr_figures
 from runner.reporting.logged_runs import TITLES_FILE, SkippedRun, read_cells, scan_logged_runs
 from runner.reporting.manifest import RunInfo, git_state
@@ -32,6 +32,7 @@ __all__ = [
     "guarantee_figure",
     "metric_grid_figure",
     "operating_curves",
+    "population_figure",
     "print_summary",
     "publish",
     "read_cells",

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from runner.routing.grouped_betting import betting_accept_threshold
 from runner.routing.mapie_reference import mapie_accept_threshold
 from runner.routing.thresholds import contract_thresholds
 
@@ -160,7 +161,8 @@ def check(
 
     Each draw is shared by every α and method, so their rates compare on the same rows.
     `routing` gives the rules and δ (its ``max_accepted_risk`` is replaced by each α);
-    `reference` adds MAPIE's controller at the accept side's δ.
+    `reference` adds, at the accept side's δ, MAPIE's controller and the grouped betting
+    test (`runner.routing.grouped_betting`, valid by construction for grouped rows).
     """
     out = []
     for n in rows:
@@ -176,13 +178,18 @@ def check(
                     _outcome(pop, cal, thresholds.accept_at, bool(accept and accept.feasible),
                              float(alpha), method="gate", **key)
                 )  # fmt: skip
-                if reference:
-                    delta = accept.delta if accept is not None else float(routing.delta)
-                    at = mapie_accept_threshold(y, risk, float(alpha), delta)
-                    at = min(at, float(np.nextafter(thresholds.review_at, -np.inf)))
+                if not reference:
+                    continue
+                delta = accept.delta if accept is not None else float(routing.delta)
+                below = float(np.nextafter(thresholds.review_at, -np.inf))
+                for method, at in (
+                    ("mapie", mapie_accept_threshold(y, risk, float(alpha), delta)),
+                    ("betting", betting_accept_threshold(y, risk, groups, float(alpha), delta)),
+                ):
+                    at = min(at, below)
                     out.append(
                         _outcome(pop, cal, at, bool(np.isfinite(at)), float(alpha),
-                                 method="mapie", **key)
+                                 method=method, **key)
                     )  # fmt: skip
     return out
 

@@ -26,8 +26,22 @@ certify anything would stop the sequence on its first step. MAPIE's controller
 pays for every candidate and certifies far smaller sets (`guarantee_check` runs it beside
 this one on the same splits: `runner.routing.mapie_reference`).
 
-Answers to one context are not independent (their labels move together): given the rows'
-groups, counts are divided by the design effect (`effective_counts`) before the test.
+What is exact and what is approximate:
+
+- **exact**: with independent rows (no ``groups``) each candidate's binomial test is exact
+  given the number of rows it selects, and fixed-sequence testing keeps the family-wise
+  error <= δ; the bound then holds with probability >= 1 - δ for any population the
+  calibration rows are exchangeable with.
+- **approximate**: answers to one context are not independent (their labels move
+  together). Given the rows' groups, counts are divided by a design effect
+  (`effective_counts`) estimated from the same calibration labels (a cluster-robust
+  variance ratio, floored at 1) and the binomial test is applied to the fractional
+  counts. That is a plug-in, large-sample correction, not an exact test: its level rests
+  on the estimate. It is measured on the quantity it bounds by `guarantee_check`'s
+  population check (a labelled file as the population, its accepted risk known exactly
+  for every draw), beside a test valid by construction for grouped rows
+  (`runner.routing.grouped_betting`), which needs about two to three times the rows for
+  the same share.
 
 Two sides at once split δ (a union bound: each side gets δ/2); the cascade splits its δ
 between the gate-alone path and the verifier paths (`CASCADE_VERIFIER_SHARE`).
