@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from runner.evaluation import NOT_COMPUTABLE
+from runner.evaluation import NOT_COMPUTABLE, confidence_text
 from runner.reporting.tables import pivot_table, to_markdown
 from runner.results import StudyResult
 
@@ -86,7 +86,7 @@ def recommendation_section(rec: dict) -> list[str]:
     """The report's last section: the decision in prose, a table of the contract and the
     next budgets, and the `fit_gate` command in a code block."""
     rows, first = rec["rows"], rec["rows"][0]
-    conf = 1 - rec["delta"]
+    conf = confidence_text(rec["delta"])
     lines = ["## Recommendation", ""]
     lines.append(f"**Ship `{rec['ship']}`** at `{' '.join(rec['setting'])}`: {rec['why']}.")
     lines.append("")
@@ -113,7 +113,7 @@ def recommendation_section(rec: dict) -> list[str]:
             bounds.append(f"review precision >= {first['review_precision_guaranteed']:g}{scope}")
         if bounds:
             lines.append(
-                f"- Guaranteed with probability {conf:g} for traffic like these rows: "
+                f"- Guaranteed with probability {conf} for traffic like these rows: "
                 f"{' and '.join(bounds)}."
             )
     controlled = rec["controlled"]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runner.evaluation import confidence_text
 from runner.routing.risk_control import best_achievable
 from runner.routing.thresholds import Guarantee, decide, infeasible_message, set_contract
 
@@ -148,7 +149,7 @@ def _why_infeasible(
     if not accept_ok:
         parts.append(
             f"routing.max_accepted_risk={routing.max_accepted_risk:g} cannot be guaranteed "
-            f"for the cascade {verifier.name} with probability {1 - routing.delta:g} on "
+            f"for the cascade {verifier.name} with probability {confidence_text(routing.delta)} on "
             f"these {len(y):,} labelled rows"
         )
     return "; ".join(parts) or None
@@ -227,6 +228,7 @@ def guarantee_hint(y: np.ndarray, gate: Scored, routing, verifier: Verifier | No
     of `BETA_GRID`; each with what it would accept or review.
     """
     accept_c, review_c = rules(routing)
+    level = confidence_text(routing.delta)
     hints = []
     if not accept_c:
         for alpha in ALPHA_GRID:
@@ -237,7 +239,7 @@ def guarantee_hint(y: np.ndarray, gate: Scored, routing, verifier: Verifier | No
             if p["feasible"]:
                 hints.append(
                     f"routing.accept_rule=risk_controlled routing.max_accepted_risk={alpha:g} "
-                    f"would guarantee accepted risk <= {alpha:g} w.p. {1 - routing.delta:g} "
+                    f"would guarantee accepted risk <= {alpha:g} w.p. {level} "
                     f"and accept {p['accept_share']:.1%} of rows"
                 )
                 break
@@ -256,7 +258,7 @@ def guarantee_hint(y: np.ndarray, gate: Scored, routing, verifier: Verifier | No
                 hints.append(
                     f"routing.review_rule=precision_controlled "
                     f"routing.min_review_precision={beta:g} would guarantee review precision "
-                    f">= {beta:g} w.p. {1 - routing.delta:g} and review "
+                    f">= {beta:g} w.p. {level} and review "
                     f"{p['review_share']:.1%} of rows"
                 )
                 break

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from runner.evaluation import confidence_text
 from runner.routing.risk_control import (
     CascadeCalibration,
     Certified,
@@ -154,7 +155,7 @@ def infeasible_message(
         )
         parts.append(
             f"routing.{key}={target:g} cannot be guaranteed with probability "
-            f"{1 - guarantee.delta:g} on these {len(risk):,} labelled rows ({reach})"
+            f"{confidence_text(guarantee.delta)} on these {len(risk):,} labelled rows ({reach})"
         )
     if not parts:
         return None

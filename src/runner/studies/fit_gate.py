@@ -25,7 +25,7 @@ from sklearn.base import clone
 
 from runner.config import TrackingConf
 from runner.errors import ConfigError, DataError
-from runner.evaluation import BootstrapConf, score_gates
+from runner.evaluation import BootstrapConf, confidence_text, score_gates
 from runner.features import with_lexical_features
 from runner.results import ModelSpec, StudyResult
 from runner.routing import (
@@ -201,8 +201,8 @@ class FitGate(Study, name="fit_gate", titles=TITLES):
             raise DataError(
                 f"fit_gate: routing.max_accepted_risk={routing.max_accepted_risk:g} cannot be "
                 f"guaranteed for the cascade {routing.gate} -> {routing.verifier} with "
-                f"probability {1 - routing.delta:g} on these {len(y):,} labelled rows; loosen "
-                "the target, raise routing.delta or label more rows"
+                f"probability {confidence_text(routing.delta)} on these {len(y):,} labelled "
+                "rows; loosen the target, raise routing.delta or label more rows"
             )
         meta = {
             **contract.cascade.to_dict(),
