@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from runner.evaluation import confidence_text
-from runner.routing.risk_control import best_achievable
-from runner.routing.thresholds import Guarantee, decide, infeasible_message, set_contract
+from runner.routing.reach import cascade_infeasible_message, closest_fit, infeasible_message
+from runner.routing.thresholds import Guarantee, decide, set_contract
 
 ALPHA_GRID = (0.05, 0.10, 0.15, 0.20, 0.25, 0.30)
 """Accepted-risk targets the "next budgets" rows and the no-guarantee hint step through."""
@@ -95,8 +95,9 @@ def operating_point(y: np.ndarray, gate: Scored, routing, verifier: Verifier | N
     else:
         vt = verifier.threshold
         if contract.cascade is not None:  # calibrated as fit_gate calibrates it
-            cal = contract.cascade
-            vt, accept_ok, point["path"] = cal.verifier_threshold, cal.feasible, cal.path
+            cal = contract.cascade  # fit_gate ships it only when the gate's side fits too
+            vt, point["path"] = cal.verifier_threshold, cal.path
+            accept_ok = accept_ok and cal.feasible
         bands = decide(g, review_at, accept_at)
         sent = bands == "verify"
         accepted = (bands == "accept") | (sent & (verifier.risk < vt))
@@ -104,9 +105,7 @@ def operating_point(y: np.ndarray, gate: Scored, routing, verifier: Verifier | N
         point["verifier_threshold"] = _finite(vt)
     if not (accept_ok and review_ok):
         point["feasible"] = False
-        point["infeasible"] = _why_infeasible(
-            y, g, gate.groups, routing, guarantee, accept_ok, verifier
-        )
+        point["infeasible"] = _why_infeasible(y, gate, routing, guarantee, verifier)
     ms = gate.ms_per_row
     point.update(
         review_at=_finite(review_at),
@@ -132,60 +131,26 @@ def operating_point(y: np.ndarray, gate: Scored, routing, verifier: Verifier | N
 
 
 def _why_infeasible(
-    y: np.ndarray,
-    g: np.ndarray,
-    groups: np.ndarray | None,
-    routing,
-    guarantee: Guarantee | None,
-    accept_ok: bool,
-    verifier: Verifier | None,
+    y: np.ndarray, gate: Scored, routing, guarantee: Guarantee, verifier: Verifier | None
 ) -> str | None:
-    if verifier is None:
-        return infeasible_message(guarantee, y, g, groups) if guarantee is not None else None
-    parts = []
-    if guarantee is not None and guarantee.review is not None:
-        line = infeasible_message(Guarantee(guarantee.delta, None, guarantee.review), y, g, groups)
-        parts += [line] if line else []
-    if not accept_ok:
-        parts.append(
-            f"routing.max_accepted_risk={routing.max_accepted_risk:g} cannot be guaranteed "
-            f"for the cascade {verifier.name} with probability {confidence_text(routing.delta)} on "
-            f"these {len(y):,} labelled rows"
-        )
-    return "; ".join(parts) or None
+    """What `fit_gate` would say: the gate's contract first (it refuses that before it
+    calibrates a cascade), then the cascade's."""
+    g, groups = np.asarray(gate.risk, dtype=np.float64), gate.groups
+    if verifier is None or not guarantee.feasible:
+        return infeasible_message(y, g, routing, groups)
+    name = f"{gate.name} -> {verifier.name}"
+    return cascade_infeasible_message(y, g, verifier.risk, routing, groups, name)
 
 
 def best_targets(y: np.ndarray, gate: Scored, routing, verifier: Verifier | None = None) -> dict:
-    """The tightest targets these rows can certify, per controlled side that cannot.
-
-    The gate's sides by `best_achievable` (at each side's share of δ, as certified); the
-    cascade's accept side on `ALPHA_GRID` (a cascade calibration per target is costly).
-    """
-    accept_c, review_c = rules(routing)
-    delta = routing.delta / (2 if accept_c and review_c else 1)
-    out: dict = {}
-    point = operating_point(y, gate, routing, verifier)
-    if point["feasible"]:
-        return out
-    if accept_c and point.get("accepted_risk_guaranteed") is None:
-        if verifier is None:
-            out["max_accepted_risk"] = best_achievable(
-                "accept", y, gate.risk, delta, groups=gate.groups
-            )
-        else:
-            out["max_accepted_risk"] = next(
-                (a for a in ALPHA_GRID if _feasible_at(y, gate, routing, verifier, a)), None
-            )
-    if review_c and point.get("review_precision_guaranteed") is None:
-        out["min_review_precision"] = best_achievable(
-            "review", y, gate.risk, delta, groups=gate.groups
-        )
-    return out
-
-
-def _feasible_at(y, gate, routing, verifier, alpha: float) -> bool:
-    changed = dataclasses.replace(routing, max_accepted_risk=alpha)
-    return operating_point(y, gate, changed, verifier)["feasible"]
+    """The targets to ship instead of ones these rows cannot certify (`closest_fit`: each
+    checked by the contract `fit_gate` runs, the cascade's with the verifier's risk);
+    empty when the contract fits."""
+    if operating_point(y, gate, routing, verifier)["feasible"]:
+        return {}
+    accept_c, _ = rules(routing)
+    verifier_risk = verifier.risk if verifier is not None and accept_c else None
+    return closest_fit(y, gate.risk, routing, gate.groups, verifier_risk)
 
 
 def _steps(value: float, grid: Sequence[float]) -> list[float]:

@@ -5,14 +5,15 @@ Thresholds come from out-of-fold scores (grouped CV): budgets (``routing.review_
 accepted risk <= ``max_accepted_risk``; ``routing.review_rule=precision_controlled``:
 review precision >= ``min_review_precision``; both with probability 1 - ``routing.delta``,
 `runner.routing.risk_control`). A target these rows cannot certify stops the run with one
-line saying the tightest one they can. With ``routing.verifier=<name>`` the cascade is
-calibrated as one system: the gate's accept threshold and the verifier's threshold chosen
-together for the final accepted risk, at the least verifier cost (`calibrate_cascade`),
-and registered with the model (``cascade`` in its metadata, which `route` applies).
-The gate itself is then fitted on all rows. The model's metadata carries the thresholds,
-budgets, the bounds, the OOF promise with intervals, the calibration risk profile (for
-`route`'s shift test), the training data fingerprint and sources; the tracking layer logs
-it into this run, registers it and sets the alias (`runner.tracking.publish`).
+line saying which side binds and the tightest targets that fit (`runner.routing.reach`).
+With ``routing.verifier=<name>`` the cascade is calibrated as one system: the gate's
+accept threshold and the verifier's threshold chosen together for the final accepted risk,
+at the least verifier cost (`calibrate_cascade`), and registered with the model
+(``cascade`` in its metadata, which `route` applies). The gate itself is then fitted on
+all rows. The model's metadata carries the thresholds, budgets, the bounds, the OOF
+promise with intervals, the calibration risk profile (for `route`'s shift test), the
+training data fingerprint and sources; the tracking layer logs it into this run,
+registers it and sets the alias (`runner.tracking.publish`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from sklearn.base import clone
 
 from runner.config import TrackingConf
 from runner.errors import ConfigError, DataError
-from runner.evaluation import BootstrapConf, confidence_text, score_gates
+from runner.evaluation import BootstrapConf, score_gates
 from runner.features import with_lexical_features
 from runner.results import ModelSpec, StudyResult
 from runner.routing import (
@@ -33,6 +34,7 @@ from runner.routing import (
     RoutingConf,
     Thresholds,
     cascade,
+    cascade_infeasible_message,
     infeasible_message,
     report,
     set_contract,
@@ -116,7 +118,7 @@ class FitGate(Study, name="fit_gate", titles=TITLES):
             raise DataError(f"fit_gate: {exc}") from None
         guarantee = contract.guarantee
         if guarantee is not None and not guarantee.feasible:
-            raise DataError(f"fit_gate: {infeasible_message(guarantee, y, risk, groups)}")
+            raise DataError(f"fit_gate: {infeasible_message(y, risk, routing, groups)}")
         calibrated = self._calibrate_cascade(frame, y, risk, groups, contract)
         thresholds = contract.thresholds if calibrated is None else calibrated[0].thresholds
         result = StudyResult(scores=scores, titles=dict(TITLES))
@@ -198,12 +200,9 @@ class FitGate(Study, name="fit_gate", titles=TITLES):
         band = cascade.score_band(verifier, frame, risk < gate.thresholds.review_at)
         contract = set_contract(y, risk, routing, groups, band.risk)
         if not contract.cascade.feasible:
-            raise DataError(
-                f"fit_gate: routing.max_accepted_risk={routing.max_accepted_risk:g} cannot be "
-                f"guaranteed for the cascade {routing.gate} -> {routing.verifier} with "
-                f"probability {confidence_text(routing.delta)} on these {len(y):,} labelled "
-                "rows; loosen the target, raise routing.delta or label more rows"
-            )
+            name = f"{routing.gate} -> {routing.verifier}"
+            why = cascade_infeasible_message(y, risk, band.risk, routing, groups, name)
+            raise DataError(f"fit_gate: {why}")
         meta = {
             **contract.cascade.to_dict(),
             "verifier": routing.verifier,
