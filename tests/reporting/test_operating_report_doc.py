@@ -81,6 +81,14 @@ def table_row(section: list[str], setting: str) -> list[str]:
     return [cell.strip() for cell in line.strip("|").split("|")]
 
 
+def test_a_budget_side_is_never_labelled_target_not_met():
+    rec = recommended(accept_rule="risk_controlled", max_accepted_risk=0.01)
+    section = recommendation_section(rec)
+    asked = table_row(section, "as asked (target not met)")
+    assert asked[4].endswith("(target not met)")  # accepted risk: the controlled side
+    assert "target not met" not in asked[5]  # review precision: a budget, no target
+
+
 def test_the_guarantee_is_printed_with_the_probability_it_has():
     rec = recommended(accept_rule="risk_controlled", max_accepted_risk=0.3)
     assert rec["feasible"]

@@ -140,8 +140,8 @@ def recommendation_section(rec: dict) -> list[str]:
               "review precision | gate CPU s / 1k | verifier CPU s / 1k | reviews / 1k |",
               "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for row in rows:
-        risk = _bound(row, "accepted_risk", "<=")
-        precision = _bound(row, "review_precision", ">=")
+        risk = _bound(row, "accepted_risk", "<=", controlled["accept"])
+        precision = _bound(row, "review_precision", ">=", controlled["review"])
         lines.append(
             f"| {row['setting']} | {row['accept_share']:.1%} | {row['verify_share']:.1%} | "
             f"{row['review_share']:.1%} | {risk} | {precision} | "
@@ -160,14 +160,16 @@ def recommendation_section(rec: dict) -> list[str]:
     return lines
 
 
-def _bound(row: dict, name: str, sign: str) -> str:
+def _bound(row: dict, name: str, sign: str, controlled: bool) -> str:
+    """One side's cell: the guaranteed bound, else the OOF value; "(target not met)" only
+    on a controlled side of a row that does not fit (a budget side has no target)."""
     guaranteed = row.get(f"{name}_guaranteed")
     if guaranteed is not None:
         return f"{sign} {guaranteed:g} (OOF {_num(row.get(f'{name}_oof'))})"
     text = _num(row.get(f"{name}_oof"))
     high = row.get(f"{name}_ci_high")
     text += f" [{high:.3f}]" if high is not None else ""
-    return text if row["feasible"] else f"{text} (target not met)"
+    return f"{text} (target not met)" if controlled and not row["feasible"] else text
 
 
 def render_html(markdown: str, out_dir: Path, title: str) -> str:
