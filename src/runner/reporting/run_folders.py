@@ -4,11 +4,12 @@ Why: a run must never destroy an earlier result. Each run writes into a hidden t
 folder beside its final place (`<experiment>/runs/.<id>.tmp/`), renames it to
 `<experiment>/runs/<id>/` only when every file (manifest last) is on disk, and only then
 switches `<experiment>/latest`, a relative symlink replaced with `os.replace` (atomic on
-POSIX). A run killed half-way leaves at most a `.tmp` folder; readers follow `latest` and
-never see it. Two runs of one experiment at once write into different folders; the pointer
-and the retention sweep are switched under an exclusive `fcntl` lock on
-`<experiment>/.lock`, so the pointer always names the newest complete run (by run id,
-which sorts by start time).
+POSIX). A run stopped half-way (an error, Ctrl-C, SIGTERM) removes its `.tmp` folder; one
+killed outright (SIGKILL, a machine gone) leaves it; readers follow `latest` and never see
+it. Two runs of one experiment at once write into
+different folders; the pointer and the retention sweep are switched under an exclusive
+`fcntl` lock on `<experiment>/.lock`, so the pointer always names the newest complete run
+(by run id, which sorts by start time).
 
 Layout::
 
@@ -86,13 +87,23 @@ class RunFolder:
         return self.exp_dir / RUNS / f".{self.run_id}{TMP_SUFFIX}"
 
     @classmethod
+    def planned(cls, exp_dir: Path, run_id: str | None = None) -> RunFolder:
+        """The run's folders, named but not made yet (`make` makes the temporary one): a
+        run that is stopped right after making it still knows what to remove."""
+        return cls(Path(exp_dir), run_id or new_run_id())
+
+    @classmethod
     def create(cls, exp_dir: Path, run_id: str | None = None) -> RunFolder:
         """Make the run's temporary folder (its final folder must not exist yet)."""
-        folder = cls(Path(exp_dir), run_id or new_run_id())
-        if folder.run_dir.exists():
-            raise FileExistsError(f"run folder {folder.run_dir} exists already")
-        folder.tmp_dir.mkdir(parents=True)
+        folder = cls.planned(exp_dir, run_id)
+        folder.make()
         return folder
+
+    def make(self) -> None:
+        """Make the temporary folder (its final folder must not exist yet)."""
+        if self.run_dir.exists():
+            raise FileExistsError(f"run folder {self.run_dir} exists already")
+        self.tmp_dir.mkdir(parents=True)
 
     def discard(self) -> None:
         """Remove the temporary folder of a run that failed (its final folder is untouched)."""
