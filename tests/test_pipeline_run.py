@@ -196,6 +196,17 @@ def test_a_run_killed_in_its_write_phase_leaves_the_previous_result_readable(tmp
 
 
 @pytest.mark.slow
+def test_the_next_run_removes_the_folder_of_a_run_killed_outright(tmp_path):
+    artifacts = tmp_path / "artifacts"
+    assert kill_in_write_phase(artifacts) == -signal.SIGKILL  # no chance to clean up
+    exp = artifacts / EXPERIMENT
+    [killed] = incomplete_runs(exp)
+    done = run(config(artifacts))
+    assert incomplete_runs(exp) == [] and not killed.exists()
+    assert latest_run_dir(exp) == done.output_dir
+
+
+@pytest.mark.slow
 def test_make_tables_names_a_study_whose_only_run_was_killed_and_why(tmp_path):
     artifacts = tmp_path / "artifacts"
     run(config(artifacts))  # something to render, so the report is written

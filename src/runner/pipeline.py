@@ -196,6 +196,7 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
         RunInfo,
         git_state,
         publish,
+        remove_abandoned,
         write_files_and_documents,
         write_outputs,
     )
@@ -227,6 +228,8 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
     with signals_as_interrupts():
         try:
             folder.make()
+            for gone in remove_abandoned(folder.exp_dir):
+                log.info("removed %s: the run writing it was killed", gone)
             where = (store.uri, store.artifact_root) if store is not None and store.uri else None
             tracked = tracking.start_run(cfg, folder.run_dir, overrides, store=where)
             run_id = tracked.run_id if tracked else None

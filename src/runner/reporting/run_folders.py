@@ -5,8 +5,9 @@ folder beside its final place (`<experiment>/runs/.<id>.tmp/`), renames it to
 `<experiment>/runs/<id>/` only when every file (manifest last) is on disk, and only then
 switches `<experiment>/latest`, a relative symlink replaced with `os.replace` (atomic on
 POSIX). A run stopped half-way (an error, Ctrl-C, SIGTERM) removes its `.tmp` folder; one
-killed outright (SIGKILL, a machine gone) leaves it; readers follow `latest` and never see
-it. Two runs of one experiment at once write into
+killed outright (SIGKILL, a machine gone) leaves it, and a later run of the experiment
+removes it once the process named in its `.owner` file is gone (`remove_abandoned`);
+readers follow `latest` and never see it. Two runs of one experiment at once write into
 different folders; the pointer and the retention sweep are switched under an exclusive
 `fcntl` lock on `<experiment>/.lock`, so the pointer always names the newest complete run
 (by run id, which sorts by start time).
@@ -17,6 +18,7 @@ Layout::
       latest -> runs/<newest id>
       runs/<id>/            cells.csv, scores.parquet, tables/, figures/, manifest.json, ...
       runs/.<id>.tmp/       a run still writing (or one that was killed)
+      runs/.<id>.owner      the process writing it: host, PID namespace, PID
       multirun/<sweep>/<job overrides>/   the same layout per sweep job (latest, runs/)
 """
 
@@ -25,11 +27,13 @@ from __future__ import annotations
 import contextlib
 import datetime
 import fcntl
+import json
 import logging
 import os
 import re
 import secrets
 import shutil
+import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +46,8 @@ LATEST = "latest"
 RUNS = "runs"
 MULTIRUN = "multirun"
 TMP_SUFFIX = ".tmp"
+OWNER_SUFFIX = ".owner"
+"""Beside a run's `.tmp` folder: which process writes it (`this_process`)."""
 COMPLETE_MARKER = "manifest.json"
 """Written last into a run folder: a run folder without it is not complete."""
 
@@ -86,6 +92,10 @@ class RunFolder:
     def tmp_dir(self) -> Path:
         return self.exp_dir / RUNS / f".{self.run_id}{TMP_SUFFIX}"
 
+    @property
+    def owner_file(self) -> Path:
+        return self.exp_dir / RUNS / f".{self.run_id}{OWNER_SUFFIX}"
+
     @classmethod
     def planned(cls, exp_dir: Path, run_id: str | None = None) -> RunFolder:
         """The run's folders, named but not made yet (`make` makes the temporary one): a
@@ -100,14 +110,69 @@ class RunFolder:
         return folder
 
     def make(self) -> None:
-        """Make the temporary folder (its final folder must not exist yet)."""
+        """Make the temporary folder (its final folder must not exist yet), its owner file
+        first: a `.tmp` folder never exists without the process that writes it named."""
         if self.run_dir.exists():
             raise FileExistsError(f"run folder {self.run_dir} exists already")
-        self.tmp_dir.mkdir(parents=True)
+        self.tmp_dir.parent.mkdir(parents=True, exist_ok=True)
+        self.owner_file.write_text(json.dumps(this_process()))
+        self.tmp_dir.mkdir()
 
     def discard(self) -> None:
         """Remove the temporary folder of a run that failed (its final folder is untouched)."""
         shutil.rmtree(self.tmp_dir, ignore_errors=True)
+        self.owner_file.unlink(missing_ok=True)
+
+
+def this_process() -> dict:
+    """What names this process to a later run: host, PID namespace (None off Linux) and PID."""
+    try:
+        namespace = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        namespace = None
+    return {"host": socket.gethostname(), "pid_namespace": namespace, "pid": os.getpid()}
+
+
+def _process_gone(owner: Path) -> bool:
+    """Whether the process `owner` names is certainly gone: one of this host and PID
+    namespace (another machine's or container's PIDs cannot be checked from here) that no
+    longer exists. An unreadable file, or a PID now used by another process, counts as
+    not gone: a folder is kept rather than removed from under a run."""
+    try:
+        record = json.loads(owner.read_text())
+        pid = int(record["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    here = this_process()
+    if (record.get("host"), record.get("pid_namespace")) != (here["host"], here["pid_namespace"]):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # another user's process: alive
+        return False
+    return False
+
+
+def remove_abandoned(exp_dir: Path) -> list[Path]:
+    """Remove the `.tmp` folders of an experiment's runs whose process is gone; return them.
+
+    A run killed outright (SIGKILL, the OOM killer) cannot clean up after itself. Safe with
+    runs at once: a run still writing is alive, and a folder without an owner file (a run
+    of an older runner) or of another host is kept. Best effort: what cannot be removed
+    stays, and the run that asked goes on.
+    """
+    removed = []
+    for owner in sorted((Path(exp_dir) / RUNS).glob(f".*{OWNER_SUFFIX}")):
+        if not _process_gone(owner):
+            continue
+        tmp = owner.with_name(owner.name.removesuffix(OWNER_SUFFIX) + TMP_SUFFIX)
+        shutil.rmtree(tmp, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            owner.unlink()
+        removed.append(tmp)
+    return removed
 
 
 def publish(folder: RunFolder, keep_runs: int | None = None) -> Path:
@@ -119,6 +184,7 @@ def publish(folder: RunFolder, keep_runs: int | None = None) -> Path:
     if not (folder.tmp_dir / COMPLETE_MARKER).is_file():
         raise RuntimeError(f"{folder.tmp_dir}: no {COMPLETE_MARKER}, the run is not complete")
     os.rename(folder.tmp_dir, folder.run_dir)
+    folder.owner_file.unlink(missing_ok=True)
     with experiment_lock(folder.exp_dir):
         complete = complete_runs(folder.exp_dir)
         _point_latest(folder.exp_dir, complete[-1])
