@@ -6,12 +6,14 @@ pipeline; the killed and concurrent cases run real `python -m runner` processes.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -194,6 +196,17 @@ def test_a_run_killed_in_its_write_phase_leaves_the_previous_result_readable(tmp
 
 
 @pytest.mark.slow
+def test_the_next_run_removes_the_folder_of_a_run_killed_outright(tmp_path):
+    artifacts = tmp_path / "artifacts"
+    assert kill_in_write_phase(artifacts) == -signal.SIGKILL  # no chance to clean up
+    exp = artifacts / EXPERIMENT
+    [killed] = incomplete_runs(exp)
+    done = run(config(artifacts))
+    assert incomplete_runs(exp) == [] and not killed.exists()
+    assert latest_run_dir(exp) == done.output_dir
+
+
+@pytest.mark.slow
 def test_make_tables_names_a_study_whose_only_run_was_killed_and_why(tmp_path):
     artifacts = tmp_path / "artifacts"
     run(config(artifacts))  # something to render, so the report is written
@@ -222,3 +235,63 @@ def test_two_concurrent_runs_of_one_experiment_both_finish_with_their_figures(tm
         assert (first / name).read_bytes() == (second / name).read_bytes(), name
     figures = sorted(p.name for p in (first / "figures").iterdir())
     assert figures and figures == sorted(p.name for p in (second / "figures").iterdir())
+
+
+def blocking_run(tmp_path: Path) -> tuple[list[str], Path]:
+    """Overrides of a run whose data load blocks (`tests.blocking_loader`), and the file it
+    writes once loading: by then its folder and its MLflow run exist."""
+    conf = tmp_path / "conf"
+    (conf / "dataset").mkdir(parents=True)
+    loading = tmp_path / "loading"
+    (conf / "dataset" / "blocking.yaml").write_text(
+        f"_target_: tests.blocking_loader.load\nready: {loading}\n"
+    )
+    args = [f"experiment={EXPERIMENT}", "dataset=blocking", f"hydra.searchpath=[file://{conf}]"]
+    return args, loading
+
+
+def wait_until(done, proc: subprocess.Popen, timeout: float = 300) -> None:
+    """Poll `done` while `proc` runs (a state to reach, not a time to wait)."""
+    deadline = time.monotonic() + timeout
+    while not done():
+        assert proc.poll() is None, proc.communicate()[1][-2000:]
+        assert time.monotonic() < deadline, "the run never reached the state"
+        time.sleep(0.1)
+
+
+@pytest.mark.slow
+def test_a_sigterm_ends_the_mlflow_run_killed_and_removes_the_unfinished_folder(tmp_path):
+    from mlflow import MlflowClient
+
+    artifacts = tmp_path / "artifacts"
+    args, loading = blocking_run(tmp_path)
+    proc = cli(artifacts, *args)
+    wait_until(loading.exists, proc)
+    client = MlflowClient(f"sqlite:///{artifacts / 'mlflow.db'}")
+    [opened] = client.search_runs([client.get_experiment_by_name(EXPERIMENT).experiment_id])
+    assert opened.info.status == "RUNNING" and incomplete_runs(artifacts / EXPERIMENT)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 128 + signal.SIGTERM, err[-2000:]
+    assert "error: run stopped by SIGTERM" in err
+    ended = client.get_run(opened.info.run_id)
+    assert ended.info.status == "KILLED"
+    assert ended.data.tags["error"] == "Terminated: stopped by SIGTERM"
+    assert incomplete_runs(artifacts / EXPERIMENT) == []
+    assert complete_runs(artifacts / EXPERIMENT) == []
+
+
+@pytest.mark.slow
+def test_a_sighup_before_the_mlflow_run_opens_leaves_no_unfinished_folder(tmp_path):
+    artifacts = tmp_path / "artifacts"
+    artifacts.mkdir()
+    args, loading = blocking_run(tmp_path)
+    with open(artifacts / "mlflow.db.lock", "a") as store:  # `tracking.store_lock`'s file
+        fcntl.flock(store, fcntl.LOCK_EX)  # the store is busy: the run waits to open its run
+        proc = cli(artifacts, *args)
+        wait_until(lambda: incomplete_runs(artifacts / EXPERIMENT), proc)
+        proc.send_signal(signal.SIGHUP)
+        _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 128 + signal.SIGHUP, err[-2000:]
+    assert not loading.exists()  # stopped before it loaded: no MLflow run was open
+    assert incomplete_runs(artifacts / EXPERIMENT) == []

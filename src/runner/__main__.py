@@ -18,6 +18,7 @@ from omegaconf import DictConfig  # noqa: E402
 from runner.cli_errors import run_reporting_config_errors  # noqa: E402
 from runner.config import register_configs, searchpath_dirs  # noqa: E402
 from runner.errors import RunnerError  # noqa: E402
+from runner.interrupts import Terminated  # noqa: E402
 
 register_configs(conf_dirs=searchpath_dirs(sys.argv[1:]))
 
@@ -34,6 +35,13 @@ def main(cfg: DictConfig) -> None:
     except RunnerError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
+    except Terminated as exc:  # the run is cleaned up already (`runner.pipeline.run`)
+        print(
+            f"error: run {exc}: its unfinished folder was removed and its MLflow run, if "
+            "any, marked KILLED",
+            file=sys.stderr,
+        )
+        sys.exit(exc.exit_code)
     print_summary(cfg, outcome)
 
 

@@ -26,6 +26,7 @@ from omegaconf.errors import OmegaConfBaseException
 from runner.cli_errors import one_line
 from runner.config import NAMED_PARTS
 from runner.errors import ConfigError, RunnerError
+from runner.interrupts import signals_as_interrupts
 from runner.results import StudyResult
 from runner.schema_checks import (
     check_known_keys,
@@ -184,7 +185,8 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
     The outputs go into a new run folder under `paths.output_dir` (the experiment's
     folder); `latest` there switches to it only once it is complete
     (`runner.reporting.run_folders`). The MLflow run opens before the data load and ends
-    FAILED with the error if anything after fails. `overrides` are the command-line
+    FAILED with the error if anything after fails (KILLED on Ctrl-C, SIGTERM or SIGHUP,
+    which also remove the unfinished folder: `runner.interrupts`). `overrides` are the command-line
     overrides (default: Hydra's task overrides when Hydra is running), used for the run
     name and the manifest.
     """
@@ -194,6 +196,7 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
         RunInfo,
         git_state,
         publish,
+        remove_abandoned,
         write_files_and_documents,
         write_outputs,
     )
@@ -203,7 +206,6 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
     keep_runs = check_output_settings(cfg)
     tracking.check(cfg)
     overrides = list(hydra_overrides() if overrides is None else overrides)
-    folder = RunFolder.create(Path(cfg.paths.output_dir))
     git = git_state()  # read once: the manifest records it, a registered model carries it
     store = tracking_conf(cfg)
     context = RunContext(
@@ -215,47 +217,54 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
         tracking=store,
         overrides=tuple(overrides),
     )
+    folder = RunFolder.planned(Path(cfg.paths.output_dir))
     info = RunInfo(run_id=folder.run_id, overrides=overrides, git=git)
     tracking_uri = store.uri if store is not None else None
     tracked = None
     result = None
     published = False
-    try:
-        where = (store.uri, store.artifact_root) if store is not None and store.uri else None
-        tracked = tracking.start_run(cfg, folder.run_dir, overrides, store=where)
-        run_id = tracked.run_id if tracked else None
-        info.mlflow_run_id = run_id
-        started = time.perf_counter()
-        data = load_data(cfg, tracking_uri=tracking_uri)
-        if tracked:
-            tracked.log_input(data)
-        result = study.run(data, context)
-        result.runtime.setdefault("study_seconds", round(time.perf_counter() - started, 3))
-        manifest = write_outputs(
-            cfg,
-            result,
-            data,
-            folder.tmp_dir,
-            figures=study.figures,
-            run_info=info,
-            parts=model_parts(study),
-        )
-        write_files_and_documents(result, study.documents, folder.tmp_dir)
-        tracking.publish(tracking_uri, result, run_id, folder.tmp_dir)
-        run_dir = publish(folder, keep_runs=keep_runs)
-        published = True
-        if tracked:
-            tracked.finish(cfg, result, run_dir, manifest)
-    except BaseException as exc:
-        folder.discard()
-        if not published:  # nothing of the run stays: neither do its trace assessments
-            tracking.withdraw(result)
-        if tracked:
-            try:
-                tracked.fail(exc)
-            except Exception as track_exc:  # keep the study's error in front
-                log.error("could not mark MLflow run %s failed: %s", tracked.run_id, track_exc)
-        raise
+    # from the folder on, SIGTERM / SIGHUP stop the run as Ctrl-C does: the except below
+    # removes the folder and ends the MLflow run KILLED (`runner.interrupts`)
+    with signals_as_interrupts():
+        try:
+            folder.make()
+            for gone in remove_abandoned(folder.exp_dir):
+                log.info("removed %s: the run writing it was killed", gone)
+            where = (store.uri, store.artifact_root) if store is not None and store.uri else None
+            tracked = tracking.start_run(cfg, folder.run_dir, overrides, store=where)
+            run_id = tracked.run_id if tracked else None
+            info.mlflow_run_id = run_id
+            started = time.perf_counter()
+            data = load_data(cfg, tracking_uri=tracking_uri)
+            if tracked:
+                tracked.log_input(data)
+            result = study.run(data, context)
+            result.runtime.setdefault("study_seconds", round(time.perf_counter() - started, 3))
+            manifest = write_outputs(
+                cfg,
+                result,
+                data,
+                folder.tmp_dir,
+                figures=study.figures,
+                run_info=info,
+                parts=model_parts(study),
+            )
+            write_files_and_documents(result, study.documents, folder.tmp_dir)
+            tracking.publish(tracking_uri, result, run_id, folder.tmp_dir)
+            run_dir = publish(folder, keep_runs=keep_runs)
+            published = True
+            if tracked:
+                tracked.finish(cfg, result, run_dir, manifest)
+        except BaseException as exc:
+            folder.discard()
+            if not published:  # nothing of the run stays: neither do its trace assessments
+                tracking.withdraw(result)
+            if tracked:
+                try:
+                    tracked.fail(exc)
+                except Exception as track_exc:  # keep the study's error in front
+                    log.error("could not mark MLflow run %s failed: %s", tracked.run_id, track_exc)
+            raise
     return RunOutcome(
         result=result, output_dir=run_dir, mlflow_run_id=info.mlflow_run_id, run_id=info.run_id
     )

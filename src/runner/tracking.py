@@ -336,7 +336,9 @@ class TrackedRun:
         retry_locked(self.client.set_terminated, self.run_id, status="FINISHED")
 
     def fail(self, exc: BaseException) -> None:
-        """End the run FAILED (KILLED on Ctrl-C) with the error as tag and artifact."""
+        """End the run FAILED (KILLED on Ctrl-C, and on SIGTERM / SIGHUP, which
+        `runner.interrupts` raises as a `KeyboardInterrupt`) with the error as tag and
+        artifact."""
         from mlflow.entities import RunTag
 
         status = "KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED"
@@ -373,15 +375,15 @@ def start_run(
     }
     name = cfg.tracking.run_name or run_name(cfg.experiment, overrides)
     run = retry_locked(client.create_run, experiment_id, run_name=name, tags=tags)
-    log.info(
-        "MLflow run %s (%s) in experiment %s; in the UI: %s",
-        run.info.run_id,
-        name,
-        experiment_id,
-        ui_path(experiment_id),
-    )
-    tracked = TrackedRun(client, run.info.run_id)
+    tracked = TrackedRun(client, run.info.run_id)  # at once: a stop from here ends it KILLED
     try:
+        log.info(
+            "MLflow run %s (%s) in experiment %s; in the UI: %s",
+            run.info.run_id,
+            name,
+            experiment_id,
+            ui_path(experiment_id),
+        )
         tracked.log_params(cfg)
     except BaseException as exc:
         tracked.fail(exc)

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import base64
 
-from runner.reporting.operating_report_doc import documents, header
+import numpy as np
+
+from runner.reporting.operating_report_doc import documents, header, recommendation_section
 from runner.results import StudyResult
 
 
@@ -57,3 +59,38 @@ def test_markdown_has_the_tables_and_cost_not_the_curve_points_and_html_inlines_
     assert "![curves](figures/curves.png)" in md
     assert base64.b64encode(png).decode() in html and "figures/curves.png" not in html
     assert html.startswith("<!doctype html>") and "<title>Operating report</title>" in html
+
+
+def recommended(**contract) -> dict:
+    """A recommendation on synthetic rows (risk ~ U(0, 1), P(y | risk) = risk)."""
+    from runner.routing import RoutingConf
+    from runner.routing.recommendation import Scored, recommend
+
+    rng = np.random.default_rng(0)
+    risk = rng.random(2000)
+    y = (rng.random(2000) < risk).astype(int)
+    gate = Scored("g", risk, 0.7, 0.1, {0.5: 0.3})
+    return recommend(
+        y, [gate], RoutingConf(**contract), review_budgets=[0.1], accept_budgets=[0.5],
+        dataset_path="/d.jsonl",
+    )  # fmt: skip
+
+
+def table_row(section: list[str], setting: str) -> list[str]:
+    line = next(x for x in section if x.startswith(f"| {setting} |"))
+    return [cell.strip() for cell in line.strip("|").split("|")]
+
+
+def test_a_budget_side_is_never_labelled_target_not_met():
+    rec = recommended(accept_rule="risk_controlled", max_accepted_risk=0.01)
+    section = recommendation_section(rec)
+    asked = table_row(section, "as asked (target not met)")
+    assert asked[4].endswith("(target not met)")  # accepted risk: the controlled side
+    assert "target not met" not in asked[5]  # review precision: a budget, no target
+
+
+def test_the_guarantee_is_printed_with_the_probability_it_has():
+    rec = recommended(accept_rule="risk_controlled", max_accepted_risk=0.3)
+    assert rec["feasible"]
+    text = "\n".join(recommendation_section({**rec, "delta": 1e-9}))
+    assert "Guaranteed with probability 1 - 1e-09 for traffic like these rows" in text

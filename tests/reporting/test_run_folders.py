@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import threading
 from pathlib import Path
@@ -17,6 +18,8 @@ from runner.reporting.run_folders import (
     latest_run_dir,
     new_run_id,
     publish,
+    remove_abandoned,
+    this_process,
     why_no_latest,
 )
 
@@ -127,3 +130,36 @@ def test_why_no_latest_names_the_reason(tmp_path):
     run.rmdir()
     assert latest_run_dir(gone) is None
     assert "does not exist" in why_no_latest(gone)
+
+
+def owned_by(folder: RunFolder, **record) -> RunFolder:
+    """`folder`'s owner file rewritten as if another process wrote it."""
+    folder.owner_file.write_text(json.dumps({**this_process(), **record}))
+    return folder
+
+
+GONE = 2**31 - 1  # a PID no process has (above any pid_max)
+
+
+def test_a_folder_whose_process_is_gone_is_removed_and_no_other(tmp_path):
+    gone = owned_by(RunFolder.create(tmp_path), pid=GONE)
+    running = RunFolder.create(tmp_path)  # this process: alive
+    elsewhere = owned_by(RunFolder.create(tmp_path), pid=GONE, host="another-machine")
+    container = owned_by(RunFolder.create(tmp_path), pid=GONE, pid_namespace="pid:[1]")
+    old = RunFolder.create(tmp_path)
+    old.owner_file.unlink()  # a runner that wrote no owner file
+    assert remove_abandoned(tmp_path) == [gone.tmp_dir]
+    assert not gone.tmp_dir.exists() and not gone.owner_file.exists()
+    kept = [running, elsewhere, container, old]
+    assert incomplete_runs(tmp_path) == sorted(f.tmp_dir for f in kept)
+
+
+def test_the_owner_file_goes_with_the_folder_when_published_or_discarded(tmp_path):
+    done = finished(tmp_path)
+    assert done.owner_file.exists() and json.loads(done.owner_file.read_text())["pid"] > 0
+    publish(done)
+    failed = RunFolder.create(tmp_path)
+    failed.discard()
+    assert not done.owner_file.exists() and not failed.owner_file.exists()
+    assert not (done.run_dir / done.owner_file.name).exists()
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == [done.run_id]

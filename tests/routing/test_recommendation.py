@@ -60,8 +60,7 @@ def test_an_infeasible_target_says_why_and_the_best_achievable():
     y, risk = rows(n=60, signal=0.5)
     tight = RoutingConf(accept_rule="risk_controlled", max_accepted_risk=0.02, delta=0.1)
     p = rec.operating_point(y, scored("g", risk), tight)
-    _, guarantee = contract_thresholds(y, risk, tight)
-    assert not p["feasible"] and p["infeasible"] == infeasible_message(guarantee, y, risk)
+    assert not p["feasible"] and p["infeasible"] == infeasible_message(y, risk, tight)
     best = rec.best_targets(y, scored("g", risk), tight)
     assert set(best) == {"max_accepted_risk"}
     assert best["max_accepted_risk"] is None or best["max_accepted_risk"] > 0.02
@@ -225,3 +224,28 @@ def test_an_unreachable_target_ships_at_the_best_achievable_and_says_what_that_g
     assert shipped["feasible"] and shipped["accept_share"] > 0
     assert shipped["accepted_risk_guaranteed"] == best
     assert f"routing.max_accepted_risk={best:g}" in out["command"]
+
+
+def test_a_target_the_review_side_leaves_no_rows_ships_a_command_whose_contract_fits():
+    # risk ~ U(0, 1), P(y | risk) = risk: review precision >= 0.45 certifies every row, so
+    # no accepted-risk target fits beside it; the accept side's own best would not either.
+    rng = np.random.default_rng(0)
+    risk = rng.random(3000)
+    y = (rng.random(3000) < risk).astype(int)
+    asked = RoutingConf(accept_rule="risk_controlled", max_accepted_risk=0.45,
+                        review_rule="precision_controlled", min_review_precision=0.45)  # fmt: skip
+    out = rec.recommend(
+        y, [scored("g", risk)], asked, review_budgets=[0.1], accept_budgets=[0.5],
+        dataset_path="/d.jsonl",
+    )  # fmt: skip
+    assert not out["feasible"] and out["command_at_best_achievable"]
+    assert out["rows"][0]["feasible"] and out["rows"][0]["accept_share"] > 0
+    routing = dict(a.split("=", 1) for a in shlex.split(out["command"]) if "=" in a)
+    shipped = RoutingConf(
+        accept_rule="risk_controlled",
+        max_accepted_risk=float(routing["routing.max_accepted_risk"]),
+        review_rule="precision_controlled",
+        min_review_precision=float(routing["routing.min_review_precision"]),
+    )
+    assert shipped.max_accepted_risk == 0.45  # the asked bound kept, the review side tighter
+    assert contract_thresholds(y, risk, shipped)[1].feasible

@@ -126,7 +126,8 @@ def test_a_target_the_rows_cannot_certify_stops_the_fit_with_the_tightest_one_th
     message = str(err.value)
     assert "\n" not in message
     assert "routing.max_accepted_risk=0.01 cannot be guaranteed with probability 0.9" in message
-    assert "the tightest that can be is accepted risk <=" in message
+    assert "the accept side binds" in message
+    assert "as configured the tightest that fits is routing.max_accepted_risk=" in message
 
 
 def test_the_registered_model_loads_and_scores_in_a_fresh_process(fitted):

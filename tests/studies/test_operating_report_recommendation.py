@@ -131,6 +131,27 @@ def test_with_budgets_there_is_no_guarantee_and_another_gate_ships_with_its_gate
     assert same(meta["thresholds"]["accept_at"], first["accept_at"])
 
 
+def test_an_unreachable_target_ships_a_command_that_fits(tmp_path):
+    # review precision >= 0.2 certifies every row, leaving the accept side none at any
+    # target: the command keeps the asked accepted risk and tightens the review side
+    contract = ("routing.accept_rule=risk_controlled", "routing.max_accepted_risk=0.45",
+                "routing.review_rule=precision_controlled", "routing.min_review_precision=0.2",
+                "routing.delta=0.5")  # fmt: skip
+    out = report(tmp_path / "report", f"dataset.path={FIXTURE}", *contract)
+    rec = out.result.extra["recommendation.json"]
+    first = rec["rows"][0]
+    assert not rec["feasible"] and "the review side binds" in rec["infeasible"]
+    assert rec["command_at_best_achievable"] and first["feasible"]
+    assert rec["best_achievable"]["min_review_precision"] > 0.2
+
+    fitted, command = shipped(out, tmp_path / "fit")
+    assert "routing.max_accepted_risk=0.45" in command
+    meta = fitted.result.model.metadata
+    assert meta["risk_control"]["accept"]["feasible"] and meta["risk_control"]["review"]["feasible"]
+    assert same(meta["thresholds"]["review_at"], first["review_at"])
+    assert same(meta["thresholds"]["accept_at"], first["accept_at"])
+
+
 class NoisyGate(BaseEstimator):
     """A weak gate: the label plus a fixed pseudo-random number per row id, so the verify
     band holds both classes (the fixture's own gates separate them too well for a

@@ -14,7 +14,7 @@ from runner.evaluation.bootstrap import (
     standard_metrics,
 )
 from runner.evaluation.config import BootstrapConf
-from runner.evaluation.intervals import percentile_interval, wilson_interval
+from runner.evaluation.intervals import confidence_text, percentile_interval, wilson_interval
 from runner.evaluation.metrics import (
     auroc,
     auroc_batched,
@@ -76,6 +76,7 @@ __all__ = [
     "average_precision",
     "average_precision_batched",
     "cohen_kappa",
+    "confidence_text",
     "gate_runtime",
     "group_bootstrap",
     "indices_to_weights",

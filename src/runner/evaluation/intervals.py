@@ -9,6 +9,7 @@ either would be a second definition of what "95 % interval" means in a table.
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 
 import numpy as np
 from scipy.stats import norm
@@ -40,3 +41,14 @@ def wilson_interval(k: int, n: int, level: float) -> tuple[float, float]:
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def confidence_text(delta: float) -> str:
+    """1 - δ as text with the precision it has: ``0.9``, ``0.999999``, ``1 - 1e-09``.
+
+    Why: ``f"{1 - delta:g}"`` prints δ = 1e-9 as "probability 1", a certainty no finite
+    sample gives. The exact decimal difference is printed while it is short (up to six
+    decimals), else ``1 - δ`` with δ as written (its shortest exact text).
+    """
+    text = format(Decimal(1) - Decimal(repr(float(delta))), "f")
+    return text if len(text) <= len("0.999999") else f"1 - {float(delta)!r}"

@@ -16,7 +16,7 @@ from runner.reporting.outputs import (
     write_tables,
 )
 from runner.reporting.reproduction import render_report
-from runner.reporting.run_folders import RunFolder, publish
+from runner.reporting.run_folders import RunFolder, publish, remove_abandoned
 from runner.reporting.source_shift_figures import target_adaptation_curves
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "print_summary",
     "publish",
     "read_cells",
+    "remove_abandoned",
     "render_report",
     "roc_pr_figures",
     "scan_logged_runs",

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from runner.evaluation import NOT_COMPUTABLE
+from runner.evaluation import NOT_COMPUTABLE, confidence_text
 from runner.reporting.tables import pivot_table, to_markdown
 from runner.results import StudyResult
 
@@ -86,7 +86,7 @@ def recommendation_section(rec: dict) -> list[str]:
     """The report's last section: the decision in prose, a table of the contract and the
     next budgets, and the `fit_gate` command in a code block."""
     rows, first = rec["rows"], rec["rows"][0]
-    conf = 1 - rec["delta"]
+    conf = confidence_text(rec["delta"])
     lines = ["## Recommendation", ""]
     lines.append(f"**Ship `{rec['ship']}`** at `{' '.join(rec['setting'])}`: {rec['why']}.")
     lines.append("")
@@ -113,7 +113,7 @@ def recommendation_section(rec: dict) -> list[str]:
             bounds.append(f"review precision >= {first['review_precision_guaranteed']:g}{scope}")
         if bounds:
             lines.append(
-                f"- Guaranteed with probability {conf:g} for traffic like these rows: "
+                f"- Guaranteed with probability {conf} for traffic like these rows: "
                 f"{' and '.join(bounds)}."
             )
     controlled = rec["controlled"]
@@ -144,8 +144,8 @@ def recommendation_section(rec: dict) -> list[str]:
               "review precision | gate CPU s / 1k | verifier CPU s / 1k | reviews / 1k |",
               "|---|---|---|---|" + "---|" * (6 if cascade else 5)]  # fmt: skip
     for row in rows:
-        risk = _bound(row, "accepted_risk", "<=")
-        precision = _bound(row, "review_precision", ">=")
+        risk = _bound(row, "accepted_risk", "<=", controlled["accept"])
+        precision = _bound(row, "review_precision", ">=", controlled["review"])
         sent_cell = f" {_num(row.get('sent_share'), '{:.1%}')} |" if cascade else ""
         lines.append(
             f"| {row['setting']} | {row['accept_share']:.1%} | {row['verify_share']:.1%} | "
@@ -165,14 +165,16 @@ def recommendation_section(rec: dict) -> list[str]:
     return lines
 
 
-def _bound(row: dict, name: str, sign: str) -> str:
+def _bound(row: dict, name: str, sign: str, controlled: bool) -> str:
+    """One side's cell: the guaranteed bound, else the OOF value; "(target not met)" only
+    on a controlled side of a row that does not fit (a budget side has no target)."""
     guaranteed = row.get(f"{name}_guaranteed")
     if guaranteed is not None:
         return f"{sign} {guaranteed:g} (OOF {_num(row.get(f'{name}_oof'))})"
     text = _num(row.get(f"{name}_oof"))
     high = row.get(f"{name}_ci_high")
     text += f" [{high:.3f}]" if high is not None else ""
-    return text if row["feasible"] else f"{text} (target not met)"
+    return f"{text} (target not met)" if controlled and not row["feasible"] else text
 
 
 def render_html(markdown: str, out_dir: Path, title: str) -> str:

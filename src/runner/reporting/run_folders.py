@@ -4,11 +4,13 @@ Why: a run must never destroy an earlier result. Each run writes into a hidden t
 folder beside its final place (`<experiment>/runs/.<id>.tmp/`), renames it to
 `<experiment>/runs/<id>/` only when every file (manifest last) is on disk, and only then
 switches `<experiment>/latest`, a relative symlink replaced with `os.replace` (atomic on
-POSIX). A run killed half-way leaves at most a `.tmp` folder; readers follow `latest` and
-never see it. Two runs of one experiment at once write into different folders; the pointer
-and the retention sweep are switched under an exclusive `fcntl` lock on
-`<experiment>/.lock`, so the pointer always names the newest complete run (by run id,
-which sorts by start time).
+POSIX). A run stopped half-way (an error, Ctrl-C, SIGTERM) removes its `.tmp` folder; one
+killed outright (SIGKILL, a machine gone) leaves it, and a later run of the experiment
+removes it once the process named in its `.owner` file is gone (`remove_abandoned`);
+readers follow `latest` and never see it. Two runs of one experiment at once write into
+different folders; the pointer and the retention sweep are switched under an exclusive
+`fcntl` lock on `<experiment>/.lock`, so the pointer always names the newest complete run
+(by run id, which sorts by start time).
 
 Layout::
 
@@ -16,6 +18,7 @@ Layout::
       latest -> runs/<newest id>
       runs/<id>/            cells.csv, scores.parquet, tables/, figures/, manifest.json, ...
       runs/.<id>.tmp/       a run still writing (or one that was killed)
+      runs/.<id>.owner      the process writing it: host, PID namespace, PID
       multirun/<sweep>/<job overrides>/   the same layout per sweep job (latest, runs/)
 """
 
@@ -24,11 +27,13 @@ from __future__ import annotations
 import contextlib
 import datetime
 import fcntl
+import json
 import logging
 import os
 import re
 import secrets
 import shutil
+import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +46,8 @@ LATEST = "latest"
 RUNS = "runs"
 MULTIRUN = "multirun"
 TMP_SUFFIX = ".tmp"
+OWNER_SUFFIX = ".owner"
+"""Beside a run's `.tmp` folder: which process writes it (`this_process`)."""
 COMPLETE_MARKER = "manifest.json"
 """Written last into a run folder: a run folder without it is not complete."""
 
@@ -85,18 +92,87 @@ class RunFolder:
     def tmp_dir(self) -> Path:
         return self.exp_dir / RUNS / f".{self.run_id}{TMP_SUFFIX}"
 
+    @property
+    def owner_file(self) -> Path:
+        return self.exp_dir / RUNS / f".{self.run_id}{OWNER_SUFFIX}"
+
+    @classmethod
+    def planned(cls, exp_dir: Path, run_id: str | None = None) -> RunFolder:
+        """The run's folders, named but not made yet (`make` makes the temporary one): a
+        run that is stopped right after making it still knows what to remove."""
+        return cls(Path(exp_dir), run_id or new_run_id())
+
     @classmethod
     def create(cls, exp_dir: Path, run_id: str | None = None) -> RunFolder:
         """Make the run's temporary folder (its final folder must not exist yet)."""
-        folder = cls(Path(exp_dir), run_id or new_run_id())
-        if folder.run_dir.exists():
-            raise FileExistsError(f"run folder {folder.run_dir} exists already")
-        folder.tmp_dir.mkdir(parents=True)
+        folder = cls.planned(exp_dir, run_id)
+        folder.make()
         return folder
+
+    def make(self) -> None:
+        """Make the temporary folder (its final folder must not exist yet), its owner file
+        first: a `.tmp` folder never exists without the process that writes it named."""
+        if self.run_dir.exists():
+            raise FileExistsError(f"run folder {self.run_dir} exists already")
+        self.tmp_dir.parent.mkdir(parents=True, exist_ok=True)
+        self.owner_file.write_text(json.dumps(this_process()))
+        self.tmp_dir.mkdir()
 
     def discard(self) -> None:
         """Remove the temporary folder of a run that failed (its final folder is untouched)."""
         shutil.rmtree(self.tmp_dir, ignore_errors=True)
+        self.owner_file.unlink(missing_ok=True)
+
+
+def this_process() -> dict:
+    """What names this process to a later run: host, PID namespace (None off Linux) and PID."""
+    try:
+        namespace = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        namespace = None
+    return {"host": socket.gethostname(), "pid_namespace": namespace, "pid": os.getpid()}
+
+
+def _process_gone(owner: Path) -> bool:
+    """Whether the process `owner` names is certainly gone: one of this host and PID
+    namespace (another machine's or container's PIDs cannot be checked from here) that no
+    longer exists. An unreadable file, or a PID now used by another process, counts as
+    not gone: a folder is kept rather than removed from under a run."""
+    try:
+        record = json.loads(owner.read_text())
+        pid = int(record["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    here = this_process()
+    if (record.get("host"), record.get("pid_namespace")) != (here["host"], here["pid_namespace"]):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # another user's process: alive
+        return False
+    return False
+
+
+def remove_abandoned(exp_dir: Path) -> list[Path]:
+    """Remove the `.tmp` folders of an experiment's runs whose process is gone; return them.
+
+    A run killed outright (SIGKILL, the OOM killer) cannot clean up after itself. Safe with
+    runs at once: a run still writing is alive, and a folder without an owner file (a run
+    of an older runner) or of another host is kept. Best effort: what cannot be removed
+    stays, and the run that asked goes on.
+    """
+    removed = []
+    for owner in sorted((Path(exp_dir) / RUNS).glob(f".*{OWNER_SUFFIX}")):
+        if not _process_gone(owner):
+            continue
+        tmp = owner.with_name(owner.name.removesuffix(OWNER_SUFFIX) + TMP_SUFFIX)
+        shutil.rmtree(tmp, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            owner.unlink()
+        removed.append(tmp)
+    return removed
 
 
 def publish(folder: RunFolder, keep_runs: int | None = None) -> Path:
@@ -108,6 +184,7 @@ def publish(folder: RunFolder, keep_runs: int | None = None) -> Path:
     if not (folder.tmp_dir / COMPLETE_MARKER).is_file():
         raise RuntimeError(f"{folder.tmp_dir}: no {COMPLETE_MARKER}, the run is not complete")
     os.rename(folder.tmp_dir, folder.run_dir)
+    folder.owner_file.unlink(missing_ok=True)
     with experiment_lock(folder.exp_dir):
         complete = complete_runs(folder.exp_dir)
         _point_latest(folder.exp_dir, complete[-1])

@@ -17,6 +17,7 @@ from typing import Any
 from runner.lazy_exports import on_first_use
 from runner.routing.audit import estimate
 from runner.routing.config import RoutingConf
+from runner.routing.reach import cascade_infeasible_message, infeasible_message
 from runner.routing.registry import load_routed_model, parse_model_uri
 from runner.routing.risk_control import CascadeCalibration, Certified, calibrate_cascade
 from runner.routing.thresholds import (
@@ -27,7 +28,6 @@ from runner.routing.thresholds import (
     budget_thresholds,
     contract_thresholds,
     decide,
-    infeasible_message,
     set_contract,
 )
 from runner.routing.trace_feedback import TraceFeedback
@@ -57,6 +57,7 @@ __all__ = [
     "WorkFolder",
     "budget_thresholds",
     "calibrate_cascade",
+    "cascade_infeasible_message",
     "contract_thresholds",
     "decide",
     "estimate",

@@ -16,8 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runner.routing.risk_control import best_achievable, cascade_masks
-from runner.routing.thresholds import Guarantee, decide, infeasible_message, set_contract
+from runner.evaluation import confidence_text
+from runner.routing.reach import cascade_infeasible_message, closest_fit, infeasible_message
+from runner.routing.risk_control import cascade_masks
+from runner.routing.thresholds import Guarantee, decide, set_contract
 
 ALPHA_GRID = (0.05, 0.10, 0.15, 0.20, 0.25, 0.30)
 """Accepted-risk targets the "next budgets" rows and the no-guarantee hint step through."""
@@ -93,8 +95,8 @@ def operating_point(y: np.ndarray, gate: Scored, routing, verifier: Verifier | N
     accepted, verify, reviewed = bands == "accept", bands == "verify", bands == "review"
     sent = np.zeros(g.shape, dtype=bool)
     if contract.cascade is not None:  # calibrated as fit_gate calibrates it, routed so
-        cal = contract.cascade
-        accept_ok, point["path"] = cal.feasible, cal.path
+        cal = contract.cascade  # fit_gate ships it only when the gate's side fits too
+        accept_ok, point["path"] = accept_ok and cal.feasible, cal.path
         masks = cascade_masks(g, verifier.risk, accept_at, review_at, cal.verifier_threshold)
         accepted, verify, reviewed, sent = masks.accept, masks.verify, masks.review, masks.sent
         point["verifier_threshold"] = _finite(cal.verifier_threshold)
@@ -105,9 +107,7 @@ def operating_point(y: np.ndarray, gate: Scored, routing, verifier: Verifier | N
         point["verifier_threshold"] = _finite(verifier.threshold)
     if not (accept_ok and review_ok):
         point["feasible"] = False
-        point["infeasible"] = _why_infeasible(
-            y, g, gate.groups, routing, guarantee, accept_ok, verifier
-        )
+        point["infeasible"] = _why_infeasible(y, gate, routing, guarantee, verifier)
     ms = gate.ms_per_row
     point.update(
         review_at=_finite(review_at),
@@ -134,60 +134,26 @@ def operating_point(y: np.ndarray, gate: Scored, routing, verifier: Verifier | N
 
 
 def _why_infeasible(
-    y: np.ndarray,
-    g: np.ndarray,
-    groups: np.ndarray | None,
-    routing,
-    guarantee: Guarantee | None,
-    accept_ok: bool,
-    verifier: Verifier | None,
+    y: np.ndarray, gate: Scored, routing, guarantee: Guarantee, verifier: Verifier | None
 ) -> str | None:
-    if verifier is None:
-        return infeasible_message(guarantee, y, g, groups) if guarantee is not None else None
-    parts = []
-    if guarantee is not None and guarantee.review is not None:
-        line = infeasible_message(Guarantee(guarantee.delta, None, guarantee.review), y, g, groups)
-        parts += [line] if line else []
-    if not accept_ok:
-        parts.append(
-            f"routing.max_accepted_risk={routing.max_accepted_risk:g} cannot be guaranteed "
-            f"for the cascade {verifier.name} with probability {1 - routing.delta:g} on "
-            f"these {len(y):,} labelled rows"
-        )
-    return "; ".join(parts) or None
+    """What `fit_gate` would say: the gate's contract first (it refuses that before it
+    calibrates a cascade), then the cascade's."""
+    g, groups = np.asarray(gate.risk, dtype=np.float64), gate.groups
+    if verifier is None or not guarantee.feasible:
+        return infeasible_message(y, g, routing, groups)
+    name = f"{gate.name} -> {verifier.name}"
+    return cascade_infeasible_message(y, g, verifier.risk, routing, groups, name)
 
 
 def best_targets(y: np.ndarray, gate: Scored, routing, verifier: Verifier | None = None) -> dict:
-    """The tightest targets these rows can certify, per controlled side that cannot.
-
-    The gate's sides by `best_achievable` (at each side's share of δ, as certified); the
-    cascade's accept side on `ALPHA_GRID` (a cascade calibration per target is costly).
-    """
-    accept_c, review_c = rules(routing)
-    delta = routing.delta / (2 if accept_c and review_c else 1)
-    out: dict = {}
-    point = operating_point(y, gate, routing, verifier)
-    if point["feasible"]:
-        return out
-    if accept_c and point.get("accepted_risk_guaranteed") is None:
-        if verifier is None:
-            out["max_accepted_risk"] = best_achievable(
-                "accept", y, gate.risk, delta, groups=gate.groups
-            )
-        else:
-            out["max_accepted_risk"] = next(
-                (a for a in ALPHA_GRID if _feasible_at(y, gate, routing, verifier, a)), None
-            )
-    if review_c and point.get("review_precision_guaranteed") is None:
-        out["min_review_precision"] = best_achievable(
-            "review", y, gate.risk, delta, groups=gate.groups
-        )
-    return out
-
-
-def _feasible_at(y, gate, routing, verifier, alpha: float) -> bool:
-    changed = dataclasses.replace(routing, max_accepted_risk=alpha)
-    return operating_point(y, gate, changed, verifier)["feasible"]
+    """The targets to ship instead of ones these rows cannot certify (`closest_fit`: each
+    checked by the contract `fit_gate` runs, the cascade's with the verifier's risk);
+    empty when the contract fits."""
+    if operating_point(y, gate, routing, verifier)["feasible"]:
+        return {}
+    accept_c, _ = rules(routing)
+    verifier_risk = verifier.risk if verifier is not None and accept_c else None
+    return closest_fit(y, gate.risk, routing, gate.groups, verifier_risk)
 
 
 def _steps(value: float, grid: Sequence[float]) -> list[float]:
@@ -230,6 +196,7 @@ def guarantee_hint(y: np.ndarray, gate: Scored, routing, verifier: Verifier | No
     of `BETA_GRID`; each with what it would accept or review.
     """
     accept_c, review_c = rules(routing)
+    level = confidence_text(routing.delta)
     hints = []
     if not accept_c:
         for alpha in ALPHA_GRID:
@@ -240,7 +207,7 @@ def guarantee_hint(y: np.ndarray, gate: Scored, routing, verifier: Verifier | No
             if p["feasible"]:
                 hints.append(
                     f"routing.accept_rule=risk_controlled routing.max_accepted_risk={alpha:g} "
-                    f"would guarantee accepted risk <= {alpha:g} w.p. {1 - routing.delta:g} "
+                    f"would guarantee accepted risk <= {alpha:g} w.p. {level} "
                     f"and accept {p['accept_share']:.1%} of rows"
                 )
                 break
@@ -259,7 +226,7 @@ def guarantee_hint(y: np.ndarray, gate: Scored, routing, verifier: Verifier | No
                 hints.append(
                     f"routing.review_rule=precision_controlled "
                     f"routing.min_review_precision={beta:g} would guarantee review precision "
-                    f">= {beta:g} w.p. {1 - routing.delta:g} and review "
+                    f">= {beta:g} w.p. {level} and review "
                     f"{p['review_share']:.1%} of rows"
                 )
                 break

@@ -51,7 +51,9 @@ is False and `best_achievable` says the tightest target these rows can certify.
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -168,12 +170,15 @@ def upper_bound(errors: float, rows: float, delta: float) -> float:
     return float(beta.ppf(1.0 - delta, errors + 1, rows - errors))
 
 
+@functools.lru_cache(maxsize=4096)
 def start_rows(target: float, delta: float) -> int:
     """Rows the fixed sequence starts at: the smallest set on which a set half as risky as
     the target is certified with probability >= 1 - δ.
 
     Fixed by (target, δ) alone, before any label is seen, so the order stays fixed. Smaller
     starts stop the sequence on noise at its first steps; larger ones give up small sets.
+    Remembered per (target, δ): a search for the tightest target (`tightest`) asks for the
+    same few hundred pairs again and again, and a tight target's start takes a while.
     """
     half, m = target / 2.0, 1
     while m < 10_000_000:
@@ -320,32 +325,44 @@ def certify_review(
     return Certified(**{**asdict(c), "threshold": threshold})
 
 
+TARGET_GRID = np.round(np.arange(0.001, 1.0, 0.001), 3)
+"""Targets a search for the tightest one steps through: three decimals, printed exactly."""
+
+
+def first_fit(candidates: Sequence[float], fits: Callable[[float], bool]) -> float | None:
+    """The first of `candidates` that `fits` (None: not even the last).
+
+    Fitting is taken as monotone along `candidates` (once one fits, every later one does),
+    so a bisection asks `fits` about log2(n) times; whatever it returns, `fits` said True
+    for it: a caller never suggests a target it did not try.
+    """
+    hi = len(candidates) - 1
+    if hi < 0 or not fits(float(candidates[hi])):
+        return None
+    lo = 0
+    if fits(float(candidates[lo])):
+        return float(candidates[lo])
+    while hi - lo > 1:  # invariant: not fits(candidates[lo]), fits(candidates[hi])
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if fits(float(candidates[mid])) else (mid, hi)
+    return float(candidates[hi])
+
+
+def tightest(side: str, fits: Callable[[float], bool]) -> float | None:
+    """The tightest target on `TARGET_GRID` that `fits` (None: not even the loosest).
+
+    Accept: the smallest α; review: the largest β (looser targets taken to fit more easily).
+    """
+    return first_fit(TARGET_GRID if side == "accept" else TARGET_GRID[::-1], fits)
+
+
 def best_achievable(
     side: str, y: np.ndarray, risk: np.ndarray, delta: float, groups: np.ndarray | None = None
 ) -> float | None:
-    """The tightest target this side can certify on these rows (None: none in (0, 1)).
-
-    Accept: the smallest α with a certified set; review: the largest β. Feasibility is
-    monotone in the target, so a bisection over a 0.001 grid finds it.
-    """
+    """The tightest target this side can certify on these rows on its own, no rows taken by
+    the other side (None: none in (0, 1)). Accept: the smallest α; review: the largest β."""
     certify = certify_accept if side == "accept" else certify_review
-    grid = np.round(np.arange(0.001, 1.0, 0.001), 3)
-    if side == "review":
-        grid = grid[::-1]  # from the loosest precision to the tightest
-
-    def ok(i: int) -> bool:
-        return certify(y, risk, float(grid[i]), delta, groups=groups).feasible
-
-    hi = grid.size - 1
-    if not ok(hi):
-        return None
-    lo = 0
-    if ok(lo):
-        return float(grid[lo])
-    while hi - lo > 1:  # invariant: not ok(lo), ok(hi)
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
-    return float(grid[hi])
+    return tightest(side, lambda t: certify(y, risk, t, delta, groups=groups).feasible)
 
 
 SHARE_LEVEL = 0.95

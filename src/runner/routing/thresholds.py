@@ -29,7 +29,6 @@ import numpy as np
 from runner.routing.risk_control import (
     CascadeCalibration,
     Certified,
-    best_achievable,
     calibrate_cascade,
     certify_accept,
     certify_review,
@@ -133,34 +132,6 @@ class Guarantee:
         }
 
 
-def infeasible_message(
-    guarantee: Guarantee, y: np.ndarray, risk: np.ndarray, groups: np.ndarray | None = None
-) -> str | None:
-    """One line naming each side that certified nothing and the tightest target it could."""
-    parts = []
-    for side, cert, key in (
-        ("accept", guarantee.accept, "max_accepted_risk"),
-        ("review", guarantee.review, "min_review_precision"),
-    ):
-        if cert is None or cert.feasible:
-            continue
-        best = best_achievable(side, y, risk, cert.delta, groups=groups)
-        target = cert.target if side == "accept" else 1.0 - cert.target
-        what = "accepted risk <=" if side == "accept" else "review precision >="
-        reach = (
-            "no target in (0, 1) can be certified"
-            if best is None
-            else f"the tightest that can be is {what} {best:.3f}"
-        )
-        parts.append(
-            f"routing.{key}={target:g} cannot be guaranteed with probability "
-            f"{1 - guarantee.delta:g} on these {len(risk):,} labelled rows ({reach})"
-        )
-    if not parts:
-        return None
-    return "; ".join(parts) + "; loosen the target, raise routing.delta or label more rows"
-
-
 def contract_thresholds(
     y: np.ndarray, risk: np.ndarray, routing: Any, groups: np.ndarray | None = None
 ) -> tuple[Thresholds, Guarantee | None]:
@@ -183,7 +154,8 @@ def contract_thresholds(
     -------
     (Thresholds, Guarantee or None)
         None when both sides are budgets. A side that certifies nothing accepts (reviews)
-        nothing; `infeasible_message` says why, and `fit_gate` refuses to register it.
+        nothing; `runner.routing.reach.infeasible_message` says why, and `fit_gate`
+        refuses to register it.
 
     Where a certified side would reach into the other side's rows, it stops at the
     largest certified set short of them (review wins, as in `decide`); that set is

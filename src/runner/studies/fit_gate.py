@@ -5,15 +5,15 @@ Thresholds come from out-of-fold scores (grouped CV): budgets (``routing.review_
 accepted risk <= ``max_accepted_risk``; ``routing.review_rule=precision_controlled``:
 review precision >= ``min_review_precision``; both with probability 1 - ``routing.delta``,
 `runner.routing.risk_control`). A target these rows cannot certify stops the run with one
-line saying the tightest one they can. With ``routing.verifier=<name>`` the cascade is
-calibrated as one system: the gate's accept threshold and the verifier's threshold chosen
-together for the final accepted risk, at the least verifier cost (`calibrate_cascade`),
-and registered with the model (``cascade`` in its metadata, which `route` applies), with
-the final accept / verify / review shares it expects and the share sent to the verifier,
-each with an exact 95 % interval (the ``cascade`` table; `route` compares its traffic's
-shares with them). A verify-band row the calibrated verifier does not accept stays
-``verify``; when it accepts none at all (the gate-alone path) the fit warns that `route`
-will not call it.
+line saying which side binds and the tightest targets that fit (`runner.routing.reach`).
+With ``routing.verifier=<name>`` the cascade is calibrated as one system: the gate's
+accept threshold and the verifier's threshold chosen together for the final accepted risk,
+at the least verifier cost (`calibrate_cascade`), and registered with the model
+(``cascade`` in its metadata, which `route` applies), with the final accept / verify /
+review shares it expects and the share sent to the verifier, each with an exact 95 %
+interval (the ``cascade`` table; `route` compares its traffic's shares with them). A
+verify-band row the calibrated verifier does not accept stays ``verify``; when it accepts
+none at all (the gate-alone path) the fit warns that `route` will not call it.
 The gate itself is then fitted on all rows. The model's metadata carries the thresholds,
 budgets, the bounds, the OOF promise with intervals, the calibration risk profile (for
 `route`'s shift test), the training data fingerprint and sources; the tracking layer logs
@@ -41,6 +41,7 @@ from runner.routing import (
     RoutingConf,
     Thresholds,
     cascade,
+    cascade_infeasible_message,
     cascade_shares,
     infeasible_message,
     report,
@@ -129,7 +130,7 @@ class FitGate(Study, name="fit_gate", titles=TITLES):
             raise DataError(f"fit_gate: {exc}") from None
         guarantee = contract.guarantee
         if guarantee is not None and not guarantee.feasible:
-            raise DataError(f"fit_gate: {infeasible_message(guarantee, y, risk, groups)}")
+            raise DataError(f"fit_gate: {infeasible_message(y, risk, routing, groups)}")
         calibrated = self._calibrate_cascade(frame, y, risk, groups, contract)
         thresholds = contract.thresholds if calibrated is None else calibrated[0].thresholds
         result = StudyResult(scores=scores, titles=dict(TITLES))
@@ -213,12 +214,9 @@ class FitGate(Study, name="fit_gate", titles=TITLES):
         band = cascade.score_band(verifier, frame, risk < gate.thresholds.review_at)
         contract = set_contract(y, risk, routing, groups, band.risk)
         if not contract.cascade.feasible:
-            raise DataError(
-                f"fit_gate: routing.max_accepted_risk={routing.max_accepted_risk:g} cannot be "
-                f"guaranteed for the cascade {routing.gate} -> {routing.verifier} with "
-                f"probability {1 - routing.delta:g} on these {len(y):,} labelled rows; loosen "
-                "the target, raise routing.delta or label more rows"
-            )
+            name = f"{routing.gate} -> {routing.verifier}"
+            why = cascade_infeasible_message(y, risk, band.risk, routing, groups, name)
+            raise DataError(f"fit_gate: {why}")
         if not math.isfinite(contract.cascade.verifier_threshold):
             log.warning(
                 "fit_gate: at routing.max_accepted_risk=%g the calibrated %s accepts no "
