@@ -66,3 +66,26 @@ def test_audit_labels_come_in_the_decisions_order_whatever_the_files_order(tmp_p
     assert frames[0].set_index("id")["label_row"].to_dict() == {
         i: n for n, i in enumerate(sorted(ids), start=1)
     }
+
+
+def test_a_cascades_labels_belong_to_its_final_accepts_the_verifiers_included(tmp_path):
+    decisions = pd.DataFrame(
+        {
+            "id": ["a", "b", "c"],
+            "risk": [0.1, 0.5, 0.5],
+            "decision": ["accept", "verify", "verify"],
+            "audit": [True, True, True],
+            "model": "g/1",
+            "detector_risk": [None, 0.1, 0.9],
+            "final_decision": ["accept", "accept", "verify"],
+        }
+    )
+    dec = tmp_path / "decisions.parquet"
+    decisions.to_parquet(dec, index=False)
+    labels = tmp_path / "audit.jsonl"
+    labels.write_text('{"id": "a", "label": 0}\n{"id": "b", "label": 1}\n')
+    data = load_audit_labels(str(dec), str(labels))
+    assert data.frame["id"].tolist() == ["a", "b"] and data.info["accepted_rows"] == 2
+    labels.write_text('{"id": "c", "label": 1}\n')
+    with pytest.raises(DataError, match="final_decision 'verify'"):
+        load_audit_labels(str(dec), str(labels))

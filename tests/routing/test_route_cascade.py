@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import sys
 from pathlib import Path
@@ -76,13 +77,24 @@ def test_the_detector_decides_only_the_verify_band_and_the_gate_decision_stays(c
     out = route(root, rows, *with_detector, f"routing.verifier_threshold={threshold}")
     decisions = pd.read_parquet(out.output_dir / "decisions.parquet")
     assert list(decisions.columns) == [*GATE_COLUMNS, "detector_risk", "final_decision"]
-    pd.testing.assert_frame_equal(decisions[GATE_COLUMNS], gate_only)
+    kept = [c for c in GATE_COLUMNS if c != "audit"]
+    pd.testing.assert_frame_equal(decisions[kept], gate_only[kept])
     risk = decisions["detector_risk"].to_numpy(float, na_value=np.nan)
     np.testing.assert_allclose(risk[band], first.loc[band, "detector_risk"].to_numpy(float))
     expected = np.where(band, np.where(risk >= threshold, "review", "accept"), gate_only.decision)
     assert decisions["final_decision"].tolist() == expected.tolist()
     verified = decisions.loc[band, "final_decision"]
     assert set(verified) == {"accept", "review"}
+    # the audit sample is drawn from every finally accepted row, the verifier's too: the
+    # audit watches the accepted risk the cascade delivers
+    accepted = decisions["final_decision"].eq("accept")
+    marked = decisions["audit"].astype(bool)
+    assert accepted[marked].all()
+    assert (
+        marked.sum()
+        == math.ceil(0.2 * accepted.sum())
+        > math.ceil(0.2 * gate_only["decision"].eq("accept").sum())
+    )
 
     summary = json.loads((out.output_dir / "summary.json").read_text())["cascade"]
     assert summary["rows_sent_to_verifier"] == summary["verify_rows"] == int(band.sum())

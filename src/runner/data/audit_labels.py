@@ -78,6 +78,8 @@ def load_audit_labels(
         if column not in routed.columns:
             raise DataError("not a decisions file", file=str(dec_path), row="header", field=column)
     by_id = routed.set_index("id")
+    # a cascade's route accepts through its final decision (the verifier's accepts too)
+    accepted = "final_decision" if "final_decision" in routed.columns else "decision"
     records, rows = read_records(lab_path, IssueLog(skip_invalid=False))
     out, seen = [], {}
     for row, rec in zip(rows, records, strict=True):
@@ -97,12 +99,12 @@ def load_audit_labels(
                 field=id_column,
             )
         seen[ident] = row
-        decision, marked = by_id.at[ident, "decision"], bool(by_id.at[ident, "audit"])
+        decision, marked = by_id.at[ident, accepted], bool(by_id.at[ident, "audit"])
         if decision != "accept" or (scope == "marked" and not marked):
             what = "accepted" if decision != "accept" else "marked for audit"
             pool = "the marked sample" if scope == "marked" else "accepted rows"
             raise DataError(
-                f"row {ident!r} was not {what} (decision {decision!r}); the audit estimates "
+                f"row {ident!r} was not {what} ({accepted} {decision!r}); the audit estimates "
                 f"the accepted risk from {pool} (dataset.scope={scope})",
                 file=str(lab_path),
                 row=row,
@@ -140,7 +142,7 @@ def load_audit_labels(
             "rows": len(frame),
             "labelled": True,
             "marked_rows": int(routed["audit"].sum()),
-            "accepted_rows": int((routed["decision"] == "accept").sum()),
+            "accepted_rows": int((routed[accepted] == "accept").sum()),
             "models": sorted(frame["model"].unique().tolist()),
             "scope": scope,
             "label_source": {"file": str(lab_path), "field": label_column},

@@ -167,8 +167,11 @@ class DecisionsFile:
 
 
 def audit_mask(totals: Totals, fraction: float, seed: int) -> np.ndarray:
-    """The audit sample over the whole stream (the in-memory path's draw, same ids)."""
-    return traffic.audit_sample(totals.names(totals.decision), fraction, seed)
+    """The audit sample over the whole stream (the in-memory path's draw, same ids), drawn
+    from the rows finally accepted: with a cascade, the verifier's accepts too, so the
+    audit watches the accepted risk the cascade's bound is about."""
+    accepted = totals.decision if totals.final is None else totals.final
+    return traffic.audit_sample(totals.names(accepted), fraction, seed)
 
 
 def decision_counts(names: np.ndarray) -> dict[str, int]:

@@ -211,7 +211,7 @@ def plan(feedback: TraceFeedback, traces: dict[str, Any], run_id: str, where: st
     frame = feedback.decisions
     sample = {
         "audit_rows": int(frame["audit"].astype(bool).sum()),
-        "accepted_rows": int((frame["decision"].astype(str) == "accept").sum()),
+        "accepted_rows": int((_final(frame) == "accept").sum()),
     }
     steps = []
     for _, row in frame.iterrows():
@@ -229,6 +229,13 @@ def plan(feedback: TraceFeedback, traces: dict[str, Any], run_id: str, where: st
         for name in NAMES:
             steps.append(step(feedback, trace, name, new.get(name), run_id))
     return steps
+
+
+def _final(frame: pd.DataFrame) -> pd.Series:
+    """Each row's final decision: the cascade's where a verifier decided, else the gate's."""
+    if "final_decision" not in frame:
+        return frame["decision"].astype(str)
+    return frame["final_decision"].fillna(frame["decision"]).astype(str)
 
 
 def step(feedback: TraceFeedback, trace: Any, name: str, new: Answer | None, run_id: str) -> Step:
