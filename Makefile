@@ -133,7 +133,7 @@ detector-curve:  ## learning curve: held-out AUROC/AP against training examples,
 	$(PY) scripts/detector_learning_curve.py --sizes 250 500 1000 2000 \
 		--reference models:/ragtruth_detector@champion --eval-rows 600 --out artifacts/detector_curve
 
-guarantee:  ## the contract's bound checked: 200 grouped splits of RAGTruth, task and HaluBench source shift, the calibrated cascade (~10 min)
+guarantee:  ## the contract's bound checked: on RAGTruth train + test as the population, 200 grouped splits, task and HaluBench source shift, the calibrated cascade (~25 min)
 	$(PY) -m runner experiment=guarantee_check
 	$(PY) -m runner experiment=guarantee_check_halubench
 	$(PY) -m runner experiment=guarantee_check_cascade
