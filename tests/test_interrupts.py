@@ -10,6 +10,19 @@ import pytest
 from runner.interrupts import SIGNALS, Terminated, signals_as_interrupts
 
 
+@pytest.fixture(autouse=True)
+def default_actions():
+    """Each test starts from the default actions and leaves the handlers as it found them:
+    an earlier test in this process may have left one (``ray.init`` installs a SIGTERM
+    handler that ``ray.shutdown`` keeps), and a signal raised here must never reach it."""
+    before = {sig: signal.getsignal(sig) for sig in SIGNALS}
+    for sig in SIGNALS:
+        signal.signal(sig, signal.SIG_DFL)
+    yield
+    for sig, handler in before.items():
+        signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+
+
 def test_a_sigterm_inside_raises_terminated_with_the_shell_exit_code():
     with pytest.raises(Terminated) as stopped, signals_as_interrupts():
         signal.raise_signal(signal.SIGTERM)
