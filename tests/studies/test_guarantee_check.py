@@ -10,6 +10,7 @@ from tests.conftest import real_data_dir
 from tests.conftest import run_experiment as experiment
 
 from runner.errors import ConfigError
+from runner.routing.guarantee_tables import METHOD_LABELS
 
 pytestmark = pytest.mark.slow
 SPLITS = 20
@@ -78,7 +79,7 @@ def test_the_population_check_runs_every_size_target_and_method_on_the_same_draw
     splits = pd.read_parquet(out.output_dir / "population_splits.parquet")
     sizes = splits.groupby(["rows", "alpha", "method"])["split"].nunique()
     assert set(sizes.index) == {(n, a, m) for n in (500, 1350) for a in (0.1, 0.2)
-                                for m in ("gate", "mapie")}  # fmt: skip
+                                for m in ("gate", "mapie", "betting")}  # fmt: skip
     assert (sizes == SPLITS).all()
     assert (splits["calibration_rows"] >= splits["rows"]).all()
     # one draw per (N, split), shared by every α and method
@@ -86,9 +87,7 @@ def test_the_population_check_runs_every_size_target_and_method_on_the_same_draw
     meta = json.loads((out.output_dir / "guarantee_check.json").read_text())["population"]
     assert meta["rows"] == 2700 and meta["splits"] == SPLITS
     for (n, alpha, method), sub in splits.groupby(["rows", "alpha", "method"]):
-        label = "gate (risk-controlled)" if method == "gate" else (
-            "gate, MAPIE's controller (reference)")  # fmt: skip
-        row = f"population N={n:,}, α={alpha:g} / {label}"
+        row = f"population N={n:,}, α={alpha:g} / {METHOD_LABELS[method]}"
         assert cells[("population", row, "violation rate")] == pytest.approx(sub["violated"].mean())
         assert (sub["violated"] == (sub["accepted_risk"].fillna(0) > alpha)).all()
         best = meta["hindsight_share"][str(alpha)]
