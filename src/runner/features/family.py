@@ -10,14 +10,16 @@ definition or the tokeniser changes: it is part of the cache key and of logged r
 from __future__ import annotations
 
 import os
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from functools import partial
 
 import numpy as np
 import pandas as pd
 
 from runner.features import base, cache, support
+from runner.features.kept import Kept
 from runner.features.views import ContextView, ExampleView, TextView
+from runner.text import tokenize
 
 FEATURE_VERSION = "lexical-1"
 
@@ -113,29 +115,32 @@ def compute(
     """
     functions = [FEATURES[n] for n in names]
     out = np.empty((len(answers), len(functions)), dtype=np.float64)
+    latest = _LATEST_ANSWERS
+    latest.clear()
     for i, (q_text, c_text, a_text) in enumerate(zip(questions, contexts, answers, strict=True)):
-        context = _view(_CONTEXT_VIEWS, c_text, ContextView.of)
-        question = _view(_QUESTION_VIEWS, q_text, TextView.of)
-        example = ExampleView(question, TextView.of(a_text), context)
+        context = _CONTEXT_VIEWS.get(c_text, partial(ContextView.of, c_text))
+        question = _QUESTION_VIEWS.get(q_text, partial(TextView.of, q_text))
+        answer = latest.get(a_text)
+        if answer is None:
+            answer = latest[a_text] = TextView.of(a_text)
+        example = ExampleView(question, answer, context)
         out[i] = [f(example) for f in functions]
     return out
 
 
-_CONTEXT_VIEWS: OrderedDict[str, ContextView] = OrderedDict()
-_QUESTION_VIEWS: OrderedDict[str, TextView] = OrderedDict()
+_CONTEXT_VIEWS: Kept[ContextView] = Kept(VIEWS_KEPT)
+_QUESTION_VIEWS: Kept[TextView] = Kept(VIEWS_KEPT)
+_LATEST_ANSWERS: dict[str, TextView] = {}
+"""The answer views of the latest `compute` call: the TF-IDF features of the same batch
+read their tokens here (`answer_tokens`) instead of tokenising the answers again. Holds
+one batch, replaced by the next."""
 
 
-def _view(kept: OrderedDict, text: str, build: Callable[[str], object]):
-    """The view of `text` from `kept` (views are pure functions of their text, so a kept
-    one is exactly what building would give), else built and kept, oldest dropped."""
-    view = kept.get(text)
-    if view is None:
-        view = kept[text] = build(text)
-        if len(kept) > VIEWS_KEPT:
-            kept.popitem(last=False)
-    else:
-        kept.move_to_end(text)
-    return view
+def answer_tokens(answers: Sequence[str]) -> list[list[str]]:
+    """`runner.text.tokenize` of each answer: from the latest `compute` call's views where
+    it had the answer, else tokenised here."""
+    latest = _LATEST_ANSWERS
+    return [view.tokens if (view := latest.get(a)) is not None else tokenize(a) for a in answers]
 
 
 def lexical_features(

@@ -1,0 +1,208 @@
+"""TF-IDF vectors of a batch, computed so that each context is vectorised once per process.
+
+Why: the two TF-IDF risks compare every answer with its context and with each context
+sentence. Contexts repeat (six answers each in RAGTruth, and routed traffic asks about the
+same documents batch after batch), so a context's vector and its sentences' vectors are
+kept (`ContextTerms`, by the fitted vectorizer's fingerprint and the context's text, at
+most `CONTEXTS_KEPT`), and only the answers are vectorised per batch, from the tokens the
+lexical features already made (`answer_matrix`).
+
+Exactness: every number is what `TfidfVectorizer.transform` and scipy's sparse product
+give, bit for bit. Vectorising is row-local in scikit-learn (counts, IDF scaling, L2
+normalisation per row), so a context vectorised alone or in any batch has the same vector;
+`best_sentence_cosine` adds each answer–sentence dot product in the order scipy's sparse
+product (``csr_matmat``) adds it, term by term in ascending column order, starting at 0.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from runner.features.kept import Kept
+from runner.text import split_sentences
+
+CONTEXTS_KEPT = 2048
+"""Contexts whose vectors outlive a batch. A RAGTruth context keeps about 25 KB (its
+vector and its sentences' terms), so the bound is about 50 MB per process."""
+
+
+@dataclass(frozen=True, eq=False)
+class ContextTerms:
+    """One context's TF-IDF row and its sentences' TF-IDF entries, term-major.
+
+    Attributes
+    ----------
+    indices, data : ndarray
+        The context's TF-IDF row (sorted column indices, values).
+    terms : ndarray of int64
+        Distinct columns present in any sentence, ascending.
+    starts : ndarray of int64
+        ``starts[k]:starts[k + 1]`` are the entries of ``terms[k]`` in `sentence`, `value`.
+    sentence, value : ndarray
+        Which sentence (0-based, in the context) holds the term, and its TF-IDF value there.
+    sentences : int
+        How many sentences the context has.
+    """
+
+    indices: np.ndarray
+    data: np.ndarray
+    terms: np.ndarray
+    starts: np.ndarray
+    sentence: np.ndarray
+    value: np.ndarray
+    sentences: int
+
+
+def fingerprint(vectorizer) -> str:
+    """sha256 of a fitted vectorizer's vocabulary and IDF: the key its kept vectors share
+    with every copy of the same fitted model (an MLflow model loaded twice, a clone)."""
+    digest = hashlib.sha256(np.ascontiguousarray(vectorizer.idf_).tobytes())
+    for term, column in sorted(vectorizer.vocabulary_.items(), key=lambda item: item[1]):
+        digest.update(f"{column}\x1f{term}\x1e".encode())
+    return digest.hexdigest()
+
+
+_KEPT: Kept[ContextTerms] = Kept(CONTEXTS_KEPT)
+
+
+def context_terms(vectorizer, key: str, contexts: Sequence[str]) -> list[ContextTerms]:
+    """The `ContextTerms` of each of `contexts` (one per entry, repeats shared).
+
+    Contexts not kept yet are vectorised together, in two `transform` calls (the contexts,
+    then all their sentences), and kept under (`key`, text).
+    """
+
+    def build(missing: list[tuple[str, str]]) -> list[ContextTerms]:
+        texts = [text for _, text in missing]
+        whole = vectorizer.transform(texts).tocsr()
+        pieces = [split_sentences(text) for text in texts]
+        sentences = vectorizer.transform([s for p in pieces for s in p]).tocsr()
+        bounds = np.cumsum([0] + [len(p) for p in pieces])
+        return [
+            _terms(whole, row, sentences[bounds[row] : bounds[row + 1]].tocoo())
+            for row in range(len(texts))
+        ]
+
+    found = _KEPT.many([(key, text) for text in contexts], build)
+    return [found[(key, text)] for text in contexts]
+
+
+def _terms(whole: sp.csr_matrix, row: int, sentences: sp.coo_matrix) -> ContextTerms:
+    low, high = whole.indptr[row], whole.indptr[row + 1]
+    order = np.lexsort((sentences.row, sentences.col))  # by term, then sentence
+    columns = sentences.col[order].astype(np.int64)
+    terms, first = np.unique(columns, return_index=True)
+    return ContextTerms(
+        indices=whole.indices[low:high].copy(),
+        data=whole.data[low:high].copy(),
+        terms=terms,
+        starts=np.append(first, columns.size).astype(np.int64),
+        sentence=sentences.row[order].astype(np.int64),
+        value=sentences.data[order].astype(np.float64),
+        sentences=sentences.shape[0],
+    )
+
+
+def answer_matrix(vectorizer, tokens: Sequence[list[str]]) -> sp.csr_matrix:
+    """``vectorizer.transform(answers)`` from the answers' `runner.text.tokenize` tokens.
+
+    The vectorizer's tokenizer is `tokenize` (`runner.features.TfidfSupport`), so its
+    analyzer is `tokenize` then its stop-word filter and n-grams (``_word_ngrams``); the
+    counting mirrors ``_count_vocab`` and the IDF and L2 steps are scikit-learn's own
+    (``_tfidf.transform``), so this is the matrix `transform` returns, without tokenising
+    the answers a second time (tests/features/test_equality.py checks it on RAGTruth).
+    """
+    vocabulary = vectorizer.vocabulary_
+    stop_words = vectorizer.get_stop_words()
+    ngrams = vectorizer._word_ngrams
+    columns: list[int] = []
+    counts: list[int] = []
+    indptr = [0]
+    for answer in tokens:
+        counter: dict[int, int] = {}
+        for feature in ngrams(answer, stop_words):
+            column = vocabulary.get(feature)
+            if column is not None:
+                counter[column] = counter.get(column, 0) + 1
+        columns.extend(counter)
+        counts.extend(counter.values())
+        indptr.append(len(columns))
+    counted = sp.csr_matrix(
+        (
+            np.asarray(counts, dtype=np.intc),
+            np.asarray(columns, dtype=np.int32),
+            np.asarray(indptr, dtype=np.int32),
+        ),
+        shape=(len(indptr) - 1, len(vocabulary)),
+        dtype=vectorizer.dtype,
+    )
+    counted.sort_indices()
+    return vectorizer._tfidf.transform(counted, copy=False).tocsr()
+
+
+def context_matrix(entries: Sequence[ContextTerms], width: int) -> sp.csr_matrix:
+    """Each row's context vector, stacked: ``transform(contexts)[rows]``, one row per entry."""
+    if not entries:
+        return sp.csr_matrix((0, width))
+    sizes = np.fromiter((e.indices.size for e in entries), dtype=np.int64, count=len(entries))
+    return sp.csr_matrix(
+        (
+            np.concatenate([e.data for e in entries]),
+            np.concatenate([e.indices for e in entries]),
+            np.concatenate([[0], np.cumsum(sizes)]),
+        ),
+        shape=(len(entries), width),
+    )
+
+
+def best_sentence_cosine(answers: sp.csr_matrix, entries: Sequence[ContextTerms]) -> np.ndarray:
+    """Per row, the largest dot product of its answer with a sentence of its context.
+
+    Equal bit for bit to scipy's ``(answer @ sentences.T).max()``: for each (answer,
+    sentence) pair the products of shared terms are added one by one in the answer's
+    ascending column order, starting at 0, as ``csr_matmat`` adds them (``np.add.at``
+    adds in array order, and the products are laid out row by row, term by term). A pair
+    sharing no term is 0, as the sparse maximum counts unstored entries; a context with no
+    sentence gives 0. One pass of array operations over the whole batch, whatever the
+    number of distinct contexts.
+    """
+    n = answers.shape[0]
+    best = np.zeros(n, dtype=np.float64)
+    sentences = np.fromiter((e.sentences for e in entries), dtype=np.int64, count=n)
+    if n == 0 or not sentences.any():
+        return best
+    slots: dict[int, int] = {}
+    slot = np.fromiter((slots.setdefault(id(e), len(slots)) for e in entries), np.int64, n)
+    distinct = list({id(e): e for e in entries}.values())
+    answers.sort_indices()  # a no-op for `answer_matrix`'s output, which is sorted
+    # Every (context, term) of the batch as one sorted key, with its entries' span.
+    width = np.int64(answers.shape[1])
+    if not any(e.terms.size for e in distinct):
+        return best
+    offsets = np.cumsum([0] + [e.value.size for e in distinct])
+    keys = np.concatenate([k * width + e.terms for k, e in enumerate(distinct)])
+    low = np.concatenate([offsets[k] + e.starts[:-1] for k, e in enumerate(distinct)])
+    high = np.concatenate([offsets[k] + e.starts[1:] for k, e in enumerate(distinct)])
+    sentence = np.concatenate([e.sentence for e in distinct])
+    value = np.concatenate([e.value for e in distinct])
+    # Each stored answer entry, in CSR order, looked up among its context's terms.
+    rows = np.repeat(np.arange(n), np.diff(answers.indptr))
+    query = slot[rows] * width + answers.indices
+    at = np.minimum(np.searchsorted(keys, query), keys.size - 1)
+    hit = keys[at] == query
+    at, rows, weight = at[hit], rows[hit], answers.data[hit]
+    spans = high[at] - low[at]
+    before = np.cumsum(spans) - spans
+    entry = np.repeat(low[at] - before, spans) + np.arange(spans.sum())
+    first_pair = np.cumsum(sentences) - sentences  # row i's pairs start here
+    pair = np.repeat(first_pair[rows], spans) + sentence[entry]
+    sums = np.zeros(int(sentences.sum()), dtype=np.float64)
+    np.add.at(sums, pair, np.repeat(weight, spans) * value[entry])
+    has = sentences > 0
+    best[has] = np.maximum.reduceat(sums, first_pair[has])
+    return best
