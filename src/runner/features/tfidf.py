@@ -127,7 +127,7 @@ class TfidfSupport(TransformerMixin, BaseEstimator):
         if getattr(self, "_vectors_key", None) is None:  # once per fitted (or loaded) model
             self._vectors_key = fingerprint(vectorizer)
         entries = context_terms(vectorizer, self._vectors_key, X["context"].tolist())
-        answers = answer_matrix(vectorizer, answer_tokens(X["answer"].tolist()))
+        answers = answer_matrix(vectorizer, self._vectors_key, answer_tokens(X["answer"].tolist()))
         columns = {}
         if "tfidf_risk" in names:
             contexts = context_matrix(entries, answers.shape[1])

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 import scipy.sparse as sp
@@ -108,40 +109,86 @@ def _terms(whole: sp.csr_matrix, row: int, sentences: sp.coo_matrix) -> ContextT
     )
 
 
-def answer_matrix(vectorizer, tokens: Sequence[list[str]]) -> sp.csr_matrix:
+@dataclass(frozen=True, eq=False)
+class NgramIndex:
+    """A fitted vocabulary read as token ids: unigram columns by token, bigram columns by
+    the pair of their tokens' unigram columns (``first * width + second``, sorted)."""
+
+    unigrams: dict[str, int]
+    pair_keys: np.ndarray
+    pair_columns: np.ndarray
+    width: int
+
+    @classmethod
+    def of(cls, vocabulary: dict[str, int]) -> NgramIndex:
+        """Split every bigram of `vocabulary` into its two tokens (once per fitted model).
+
+        A bigram's tokens are unigrams of the same vocabulary: both occurred, not as stop
+        words, in the text the bigram came from, and ``min_df=1``.
+        """
+        unigrams = {term: column for term, column in vocabulary.items() if " " not in term}
+        width = len(vocabulary)
+        pairs = [
+            (unigrams[first] * width + unigrams[second], column)
+            for term, column in vocabulary.items()
+            if " " in term
+            for first, second in [term.split(" ")]
+        ]
+        keys = np.fromiter((k for k, _ in pairs), dtype=np.int64, count=len(pairs))
+        columns = np.fromiter((c for _, c in pairs), dtype=np.int64, count=len(pairs))
+        order = np.argsort(keys)
+        return cls(unigrams, keys[order], columns[order], width)
+
+
+_INDEXES: Kept[NgramIndex] = Kept(4)
+
+
+def answer_matrix(vectorizer, key: str, tokens: Sequence[list[str]]) -> sp.csr_matrix:
     """``vectorizer.transform(answers)`` from the answers' `runner.text.tokenize` tokens.
 
     The vectorizer's tokenizer is `tokenize` (`runner.features.TfidfSupport`), so its
-    analyzer is `tokenize` then its stop-word filter and n-grams (``_word_ngrams``); the
-    counting mirrors ``_count_vocab`` and the IDF and L2 steps are scikit-learn's own
-    (``_tfidf.transform``), so this is the matrix `transform` returns, without tokenising
-    the answers a second time (tests/features/test_equality.py checks it on RAGTruth).
+    analyzer is `tokenize`, then its stop-word filter, then unigrams and the bigrams of
+    consecutive kept tokens (``_word_ngrams``). Here the kept tokens of the whole batch
+    are looked up once, bigrams are found by their tokens' columns (`NgramIndex`), and the
+    counts are gathered with array operations; the IDF and L2 steps are scikit-learn's own
+    (``_tfidf.transform``). The matrix is the one `transform` returns, bit for bit
+    (tests/features/test_ragscope_equality.py), without tokenising the answers again or
+    joining a string per bigram.
     """
-    vocabulary = vectorizer.vocabulary_
+    index = _INDEXES.get(key, lambda: NgramIndex.of(vectorizer.vocabulary_))
     stop_words = vectorizer.get_stop_words()
-    ngrams = vectorizer._word_ngrams
-    columns: list[int] = []
-    counts: list[int] = []
-    indptr = [0]
-    for answer in tokens:
-        counter: dict[int, int] = {}
-        for feature in ngrams(answer, stop_words):
-            column = vocabulary.get(feature)
-            if column is not None:
-                counter[column] = counter.get(column, 0) + 1
-        columns.extend(counter)
-        counts.extend(counter.values())
-        indptr.append(len(columns))
+    kept: list[str] = []
+    sizes = np.empty(len(tokens), dtype=np.int64)
+    for row, answer in enumerate(tokens):
+        words = [w for w in answer if w not in stop_words]
+        kept += words
+        sizes[row] = len(words)
+    n, width = len(tokens), index.width
+    unigram = np.fromiter(map(index.unigrams.get, kept, repeat(-1)), np.int64, len(kept))
+    rows = np.repeat(np.arange(n, dtype=np.int64), sizes)
+    pair = (rows[:-1] == rows[1:]) & (unigram[:-1] >= 0) & (unigram[1:] >= 0)
+    pair_rows = rows[:-1][pair]
+    pair_keys = unigram[:-1][pair] * width + unigram[1:][pair]
+    found = np.minimum(np.searchsorted(index.pair_keys, pair_keys), index.pair_keys.size - 1)
+    known = (
+        index.pair_keys[found] == pair_keys if index.pair_keys.size else np.zeros(found.size, bool)
+    )
+    cells = np.concatenate(
+        [
+            rows[unigram >= 0] * width + unigram[unigram >= 0],
+            pair_rows[known] * width + index.pair_columns[found[known]],
+        ]
+    )
+    cells, counts = np.unique(cells, return_counts=True)  # sorted: by row, then column
+    per_row = np.bincount(cells // width, minlength=n)
     counted = sp.csr_matrix(
         (
-            np.asarray(counts, dtype=np.intc),
-            np.asarray(columns, dtype=np.int32),
-            np.asarray(indptr, dtype=np.int32),
+            counts.astype(vectorizer.dtype),
+            (cells % width).astype(np.int32),
+            np.concatenate([[0], np.cumsum(per_row)]).astype(np.int32),
         ),
-        shape=(len(indptr) - 1, len(vocabulary)),
-        dtype=vectorizer.dtype,
+        shape=(n, width),
     )
-    counted.sort_indices()
     return vectorizer._tfidf.transform(counted, copy=False).tocsr()
 
 
