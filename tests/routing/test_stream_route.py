@@ -233,6 +233,34 @@ def test_a_limit_counts_valid_rows_across_batches(artifacts, tmp_path):
     assert list(decisions(small)["id"]) == [f"t{i}" for i in range(125)]
 
 
+def test_forked_workers_route_to_the_bytes_of_one_process_repeats_and_limit_included(
+    artifacts, tmp_path
+):
+    """``routing.workers=2`` (a worker reads and routes each batch, the driver admits it
+    after) gives the decisions, skipped rows and tables of the driving process alone."""
+    data = traffic(tmp_path / "traffic", 400, shard_rows=100)
+    shard = pd.read_parquet(data / "part-00002.parquet")
+    shard.loc[shard.index[5], "id"] = "t7"  # repeated from batch 0: skipped
+    shard.to_parquet(data / "part-00002.parquet", index=False)
+    runs = {
+        w: route(
+            artifacts,
+            data,
+            "routing.batch_rows=30",
+            "dataset.limit=333",
+            "dataset.skip_invalid=true",
+            f"routing.workers={w}",
+        )
+        for w in (1, 2)
+    }
+    for name in ("decisions.parquet", "skipped.parquet", "cells.csv"):
+        assert (runs[2].output_dir / name).read_bytes() == (runs[1].output_dir / name).read_bytes()
+    assert len(decisions(runs[2])) == 333
+    assert engines.local_workers(None, None, [0, 1]) >= 1
+    assert engines.local_workers(4, object(), [0, 1]) == 1  # a verifier: one process
+    assert engines.local_workers(4, None, [0]) == 1  # one batch
+
+
 def test_unseen_sources_under_error_stop_before_any_batch_is_routed(artifacts, tmp_path):
     data = traffic(tmp_path / "traffic", 200, shard_rows=100)
     shard = pd.read_parquet(data / "part-00001.parquet")
