@@ -114,18 +114,18 @@ def compute(
     ndarray of float64, shape (n_examples, len(names))
     """
     functions = [FEATURES[n] for n in names]
-    out = np.empty((len(answers), len(functions)), dtype=np.float64)
+    rows = []
     latest = _LATEST_ANSWERS
     latest.clear()
-    for i, (q_text, c_text, a_text) in enumerate(zip(questions, contexts, answers, strict=True)):
+    for q_text, c_text, a_text in zip(questions, contexts, answers, strict=True):
         context = _CONTEXT_VIEWS.get(c_text, partial(ContextView.of, c_text))
         question = _QUESTION_VIEWS.get(q_text, partial(TextView.of, q_text))
         answer = latest.get(a_text)
         if answer is None:
             answer = latest[a_text] = TextView.of(a_text)
         example = ExampleView(question, answer, context)
-        out[i] = [f(example) for f in functions]
-    return out
+        rows.append([f(example) for f in functions])
+    return np.array(rows, dtype=np.float64).reshape(len(answers), len(functions))
 
 
 _CONTEXT_VIEWS: Kept[ContextView] = Kept(VIEWS_KEPT)
