@@ -12,6 +12,7 @@ the input order (``preserve_order``), so a kill and a rerun continue the same pr
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import pickle
@@ -117,6 +118,19 @@ def route_forked(
     global _FORKED
     router = _FORKED = BatchRouter(**router_args, model=model)
     context = multiprocessing.get_context("fork")
+    # Objects made so far are left out of garbage collection (in the workers too), so a
+    # worker's collector does not write to, and so copy, every page it inherited.
+    gc.freeze()
+    try:
+        yield from _forked_batches(router, driver, pending, context, workers)
+    finally:
+        gc.unfreeze()
+        _FORKED = None
+
+
+def _forked_batches(
+    router: BatchRouter, driver: StreamDriver, pending: list[int], context: Any, workers: int
+) -> Iterator[RoutedBatch]:
     with ProcessPoolExecutor(workers, mp_context=context) as pool:
         queue = iter(pending)
         flight = deque((i, pool.submit(_route_read, i)) for i in islice(queue, 2 * workers))
