@@ -136,6 +136,11 @@ read their tokens here (`answer_tokens`) instead of tokenising the answers again
 one batch, replaced by the next."""
 
 
+def context_view(text: str) -> ContextView:
+    """The `ContextView` of `text`: kept from an earlier call, else built and kept."""
+    return _CONTEXT_VIEWS.get(text, partial(ContextView.of, text))
+
+
 def answer_tokens(answers: Sequence[str]) -> list[list[str]]:
     """`runner.text.tokenize` of each answer: from the latest `compute` call's views where
     it had the answer, else tokenised here."""

@@ -24,11 +24,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from runner.features.family import answer_tokens, validate_texts
 from runner.features.tfidf_vectors import (
-    answer_matrix,
     best_sentence_cosine,
     context_matrix,
     context_terms,
     fingerprint,
+    tfidf_rows,
 )
 from runner.text import tokenize
 
@@ -127,7 +127,7 @@ class TfidfSupport(TransformerMixin, BaseEstimator):
         if getattr(self, "_vectors_key", None) is None:  # once per fitted (or loaded) model
             self._vectors_key = fingerprint(vectorizer)
         entries = context_terms(vectorizer, self._vectors_key, X["context"].tolist())
-        answers = answer_matrix(vectorizer, self._vectors_key, answer_tokens(X["answer"].tolist()))
+        answers = tfidf_rows(vectorizer, self._vectors_key, answer_tokens(X["answer"].tolist()))
         columns = {}
         if "tfidf_risk" in names:
             contexts = context_matrix(entries, answers.shape[1])

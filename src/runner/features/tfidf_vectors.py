@@ -4,8 +4,8 @@ Why: the two TF-IDF risks compare every answer with its context and with each co
 sentence. Contexts repeat (six answers each in RAGTruth, and routed traffic asks about the
 same documents batch after batch), so a context's vector and its sentences' vectors are
 kept (`ContextTerms`, by the fitted vectorizer's fingerprint and the context's text, at
-most `CONTEXTS_KEPT`), and only the answers are vectorised per batch, from the tokens the
-lexical features already made (`answer_matrix`).
+most `CONTEXTS_KEPT`), and only the answers are vectorised per batch. Every text is
+vectorised from the tokens the lexical features already made (`tfidf_rows`).
 
 Exactness: every number is what `TfidfVectorizer.transform` and scipy's sparse product
 give, bit for bit. Vectorising is row-local in scikit-learn (counts, IDF scaling, L2
@@ -24,8 +24,8 @@ from itertools import repeat
 import numpy as np
 import scipy.sparse as sp
 
+from runner.features.family import context_view
 from runner.features.kept import Kept
-from runner.text import split_sentences
 
 CONTEXTS_KEPT = 2048
 """Contexts whose vectors outlive a batch. A RAGTruth context keeps 11 KB on average (its
@@ -76,19 +76,23 @@ _KEPT: Kept[ContextTerms] = Kept(CONTEXTS_KEPT)
 def context_terms(vectorizer, key: str, contexts: Sequence[str]) -> list[ContextTerms]:
     """The `ContextTerms` of each of `contexts` (one per entry, repeats shared).
 
-    Contexts not kept yet are vectorised together, in two `transform` calls (the contexts,
-    then all their sentences), and kept under (`key`, text).
+    Contexts not kept yet are vectorised together from the tokens of their views
+    (`runner.features.family.context_view`, which the lexical features share: a context
+    is tokenised once), the whole context and each of its sentences, and kept under
+    (`key`, text). Tokenising a context whole gives its sentences' tokens end to end
+    (`runner.features.views.ContextView`), so these are the documents `transform` would
+    tokenise.
     """
 
     def build(missing: list[tuple[str, str]]) -> list[ContextTerms]:
-        texts = [text for _, text in missing]
-        whole = vectorizer.transform(texts).tocsr()
-        pieces = [split_sentences(text) for text in texts]
-        sentences = vectorizer.transform([s for p in pieces for s in p]).tocsr()
+        views = [context_view(text) for _, text in missing]
+        whole = tfidf_rows(vectorizer, key, [view.tokens for view in views])
+        pieces = [view.sentence_tokens() for view in views]
+        sentences = tfidf_rows(vectorizer, key, [s for p in pieces for s in p])
         bounds = np.cumsum([0] + [len(p) for p in pieces])
         return [
             _terms(whole, row, sentences[bounds[row] : bounds[row + 1]].tocoo())
-            for row in range(len(texts))
+            for row in range(len(views))
         ]
 
     found = _KEPT.many([(key, text) for text in contexts], build)
@@ -145,8 +149,8 @@ class NgramIndex:
 _INDEXES: Kept[NgramIndex] = Kept(4)
 
 
-def answer_matrix(vectorizer, key: str, tokens: Sequence[list[str]]) -> sp.csr_matrix:
-    """``vectorizer.transform(answers)`` from the answers' `runner.text.tokenize` tokens.
+def tfidf_rows(vectorizer, key: str, tokens: Sequence[list[str]]) -> sp.csr_matrix:
+    """``vectorizer.transform(texts)`` from the texts' `runner.text.tokenize` tokens.
 
     The vectorizer's tokenizer is `tokenize` (`runner.features.TfidfSupport`), so its
     analyzer is `tokenize`, then its stop-word filter, then unigrams and the bigrams of
@@ -154,7 +158,7 @@ def answer_matrix(vectorizer, key: str, tokens: Sequence[list[str]]) -> sp.csr_m
     are looked up once, bigrams are found by their tokens' columns (`NgramIndex`), and the
     counts are gathered with array operations; the IDF and L2 steps are scikit-learn's own
     (``_tfidf.transform``). The matrix is the one `transform` returns, bit for bit
-    (tests/features/test_ragscope_equality.py), without tokenising the answers again or
+    (tests/features/test_ragscope_equality.py), without tokenising a text again or
     joining a string per bigram.
     """
     index = _INDEXES.get(key, lambda: NgramIndex.of(vectorizer.vocabulary_))
@@ -228,7 +232,7 @@ def best_sentence_cosine(answers: sp.csr_matrix, entries: Sequence[ContextTerms]
     slots: dict[int, int] = {}
     slot = np.fromiter((slots.setdefault(id(e), len(slots)) for e in entries), np.int64, n)
     distinct = list({id(e): e for e in entries}.values())
-    answers.sort_indices()  # a no-op for `answer_matrix`'s output, which is sorted
+    answers.sort_indices()  # a no-op for `tfidf_rows`'s output, which is sorted
     # Every (context, term) of the batch as one sorted key, with its entries' span.
     width = np.int64(answers.shape[1])
     if not any(e.terms.size for e in distinct):

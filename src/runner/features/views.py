@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import accumulate, repeat
 from typing import Any, Generic, TypeVar
 
 import numpy as np
@@ -113,9 +113,14 @@ class ContextView(TextView):
         Content tokens in each sentence (`runner.text.split_sentences`), in order; they sum
         to ``len(content)``. Sentence boundaries never fall inside a token, so tokenising
         sentence by sentence gives exactly `tokens`.
+    sentence_lengths : list of int
+        Tokens in each sentence (stop words included), in order; they sum to
+        ``len(tokens)``, so consecutive slices of `tokens` are each sentence's
+        `runner.text.tokenize` tokens (the TF-IDF sentence vectors read them there).
     """
 
     sentence_sizes: list[int]
+    sentence_lengths: list[int]
 
     @classmethod
     def of(cls, text: str) -> ContextView:
@@ -123,13 +128,22 @@ class ContextView(TextView):
         tokens: list[str] = []
         content: list[str] = []
         sizes: list[int] = []
+        lengths: list[int] = []
         for sentence in split_sentences(text):
             sentence_tokens = tokenize(sentence)
             sentence_content = content_tokens(sentence_tokens)
             tokens += sentence_tokens
             content += sentence_content
             sizes.append(len(sentence_content))
-        return cls(text, tokens, content, numbers(text), sizes)
+            lengths.append(len(sentence_tokens))
+        return cls(text, tokens, content, numbers(text), sizes, lengths)
+
+    def sentence_tokens(self) -> list[list[str]]:
+        """Each sentence's tokens, in order (slices of `tokens`)."""
+        ends = list(accumulate(self.sentence_lengths))
+        return [
+            self.tokens[end - n : end] for end, n in zip(ends, self.sentence_lengths, strict=True)
+        ]
 
     @cached_property
     def vocabulary(self) -> dict[str, int]:
