@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -118,11 +117,10 @@ def compute(
     latest = _LATEST_ANSWERS
     latest.clear()
     for q_text, c_text, a_text in zip(questions, contexts, answers, strict=True):
-        context = _CONTEXT_VIEWS.get(c_text, partial(ContextView.of, c_text))
-        question = _QUESTION_VIEWS.get(q_text, partial(TextView.of, q_text))
-        answer = latest.get(a_text)
-        if answer is None:
-            answer = latest[a_text] = TextView.of(a_text)
+        context = _CONTEXT_VIEWS.get(c_text, ContextView.of)
+        question = _QUESTION_VIEWS.get(q_text, TextView.of)
+        answer = TextView.of(a_text)
+        latest[a_text] = answer.tokens
         example = ExampleView(question, answer, context)
         rows.append([f(example) for f in functions])
     return np.array(rows, dtype=np.float64).reshape(len(answers), len(functions))
@@ -130,22 +128,22 @@ def compute(
 
 _CONTEXT_VIEWS: Kept[ContextView] = Kept(VIEWS_KEPT)
 _QUESTION_VIEWS: Kept[TextView] = Kept(VIEWS_KEPT)
-_LATEST_ANSWERS: dict[str, TextView] = {}
-"""The answer views of the latest `compute` call: the TF-IDF features of the same batch
+_LATEST_ANSWERS: dict[str, list[str]] = {}
+"""The answer tokens of the latest `compute` call: the TF-IDF features of the same batch
 read their tokens here (`answer_tokens`) instead of tokenising the answers again. Holds
 one batch, replaced by the next."""
 
 
 def context_view(text: str) -> ContextView:
     """The `ContextView` of `text`: kept from an earlier call, else built and kept."""
-    return _CONTEXT_VIEWS.get(text, partial(ContextView.of, text))
+    return _CONTEXT_VIEWS.get(text, ContextView.of)
 
 
 def answer_tokens(answers: Sequence[str]) -> list[list[str]]:
-    """`runner.text.tokenize` of each answer: from the latest `compute` call's views where
-    it had the answer, else tokenised here."""
+    """`runner.text.tokenize` of each answer: the latest `compute` call's tokens where it
+    had the answer, else tokenised here."""
     latest = _LATEST_ANSWERS
-    return [view.tokens if (view := latest.get(a)) is not None else tokenize(a) for a in answers]
+    return [tokens if (tokens := latest.get(a)) is not None else tokenize(a) for a in answers]
 
 
 def lexical_features(

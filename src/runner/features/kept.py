@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 V = TypeVar("V")
 
@@ -29,11 +29,12 @@ class Kept(Generic[V]):
         self.limit = limit
         self._values: OrderedDict[Hashable, V] = OrderedDict()
 
-    def get(self, key: Hashable, build: Callable[[], V]) -> V:
-        """The kept value of `key`, else ``build()`` kept (the oldest dropped past `limit`)."""
+    def get(self, key: Hashable, build: Callable[[Any], V]) -> V:
+        """The kept value of `key`, else ``build(key)`` kept (the oldest dropped past
+        `limit`)."""
         value = self._values.get(key)
         if value is None:
-            value = build()
+            value = build(key)
             self._put(key, value)
         else:
             self._values.move_to_end(key)

@@ -161,7 +161,7 @@ def tfidf_rows(vectorizer, key: str, tokens: Sequence[list[str]]) -> sp.csr_matr
     (tests/features/test_ragscope_equality.py), without tokenising a text again or
     joining a string per bigram.
     """
-    index = _INDEXES.get(key, lambda: NgramIndex.of(vectorizer.vocabulary_))
+    index = _INDEXES.get(key, lambda _: NgramIndex.of(vectorizer.vocabulary_))
     stop_words = vectorizer.get_stop_words()
     kept: list[str] = []
     sizes = np.empty(len(tokens), dtype=np.int64)
