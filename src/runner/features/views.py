@@ -227,8 +227,9 @@ class ExampleView:
     @cached_property
     def covered_columns(self) -> list[int]:
         """`vocabulary` column of each answer content token found in the context, in order."""
-        found = map(self.context.vocabulary.get, self.answer.content)
-        return [column for column in found if column is not None]
+        content = self.answer.content
+        found = map(self.context.vocabulary.get, content, repeat(-1, len(content)))
+        return list(filter((-1).__ne__, found))  # in C: columns are >= 0, -1 is "absent"
 
     @cached_property
     def covered_weights(self) -> np.ndarray:
