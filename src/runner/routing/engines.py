@@ -1,8 +1,8 @@
-"""Where routed batches are computed: in this process, or as Ray Data tasks on a cluster.
+"""Where routed batches are computed: in this process, on forked ones, or on a Ray cluster.
 
 Why several engines behind one generator: the driver (`runner.routing.stream.StreamDriver`)
-takes routed batches in input order and never knows who routed them, so both engines run
-the same `BatchRouter` on the same planned batches and give the same decisions, row for
+takes routed batches in input order and never knows who routed them, so every engine runs
+the same `BatchRouter` on the same planned batches and gives the same decisions, row for
 row. The local engine routes in the driving process, or on one forked process per core
 (`route_forked`: each inherits the loaded model and reads its own batches). On Ray, each
 worker builds the router once (`map_batches` with a callable class: the
