@@ -114,9 +114,19 @@ def route_forked(
     per routed row. At most two batches per worker are in flight, so memory stays flat.
     A batch whose reading fails in a worker is read again here, to raise its error as the
     driving process would.
+
+    Before the fork the model scores one row of the first batch (the answer is thrown
+    away): what it builds once per process (the TF-IDF vocabulary's fingerprint and
+    token index) is then inherited by every worker instead of built by each.
     """
     global _FORKED
+    from runner.routing.model import INPUT_FIELDS  # MLflow's pyfunc: only when routing
+
     router = _FORKED = BatchRouter(**router_args, model=model)
+    first = router.read(pending[0]).frame
+    if len(first):
+        router.model.pyfunc.predict(first.iloc[:1][list(INPUT_FIELDS)].reset_index(drop=True))
+    del first
     context = multiprocessing.get_context("fork")
     # Objects made so far are left out of garbage collection (in the workers too), so a
     # worker's collector does not write to, and so copy, every page it inherited.
