@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
+from pandas.api.types import infer_dtype
 
 from runner.features import base, cache, support
 from runner.features.kept import Kept
@@ -74,11 +75,24 @@ def validate_texts(frame: pd.DataFrame, columns: Sequence[str] = INPUT_COLUMNS) 
     if missing:
         raise ValueError(f"frame lacks text column(s) {missing}; has {list(frame.columns)}")
     for column in columns:
+        if _all_strings(frame[column]):
+            continue
         for label, value in zip(frame.index, frame[column], strict=True):
             if not isinstance(value, str):
                 raise ValueError(
                     f"row {label!r}, field '{column}': expected a string, got {value!r}"
                 )
+
+
+def _all_strings(values: object) -> bool:
+    """Whether every value is a `str`, answered in C where the column's type allows (a
+    routed batch is checked at each step that reads it); False sends the caller to the
+    row-by-row check, which names the first offender."""
+    if not isinstance(values, pd.Series):
+        return False
+    if isinstance(values.dtype, pd.StringDtype):  # str or missing, nothing else
+        return not values.isna().any()
+    return values.dtype == object and infer_dtype(values, skipna=False) == "string"
 
 
 def _check_names(features: Sequence[str] | None) -> tuple[str, ...]:
