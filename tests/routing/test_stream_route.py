@@ -113,6 +113,19 @@ def test_the_batch_size_changes_no_decision_no_audit_id_and_no_table(artifacts, 
     assert runtime["stream"]["batches"] == 18  # 3 shards of 250 rows (then 140), 37 a batch
 
 
+def _children(pid: int) -> list[int]:
+    """The processes `pid` started (its forked workers), from /proc."""
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(x) for x in path.read_text().split()] if path.exists() else []
+
+
+def _wait_gone(pids: list[int], seconds: float = 30.0) -> None:
+    deadline = time.time() + seconds
+    while any(Path(f"/proc/{p}").exists() for p in pids):
+        assert time.time() < deadline, f"worker processes {pids} outlived their driver"
+        time.sleep(0.1)
+
+
 def test_a_route_killed_halfway_continues_and_ends_with_every_id_once(artifacts, tmp_path):
     data = traffic(tmp_path / "traffic", 1500)
     work = tmp_path / "work"
@@ -145,8 +158,10 @@ def test_a_route_killed_halfway_continues_and_ends_with_every_id_once(artifacts,
         assert proc.poll() is None, "route ended before it could be killed"
         assert time.time() < deadline
         time.sleep(0.05)
+    workers = _children(proc.pid)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    _wait_gone(workers)  # a forked worker ends with its killed driver
     killed_at = len(json.loads(next(work.glob("*/manifest.json")).read_text())["done"])
     assert 10 <= killed_at < 78  # 6 shards of 250 rows: 13 batches each
 

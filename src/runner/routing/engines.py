@@ -138,10 +138,31 @@ def route_forked(
         _FORKED = None
 
 
+def _die_with(parent: int) -> None:
+    """In a worker: end when the driving process ends, however it ends.
+
+    A worker blocks on its pipe to the driver, and holds a copy of that pipe's other end,
+    so a driver killed outright (SIGKILL, out of memory) would leave it waiting for ever.
+    Linux ends it with the driver (``PR_SET_PDEATHSIG``); a driver gone already before that
+    was set ends it here.
+    """
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the driver's normal exit still ends it
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
 def _forked_batches(
     router: BatchRouter, driver: StreamDriver, pending: list[int], context: Any, workers: int
 ) -> Iterator[RoutedBatch]:
-    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+    with ProcessPoolExecutor(
+        workers, mp_context=context, initializer=_die_with, initargs=(os.getpid(),)
+    ) as pool:
         queue = iter(pending)
         flight = deque((i, pool.submit(_route_read, i)) for i in islice(queue, 2 * workers))
         while flight:
