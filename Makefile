@@ -88,6 +88,7 @@ slurm-stop:  ## cancel its jobs, stop slurmd, slurmctld and munged, each by its 
 bench:  ## cost benchmarks: ratios against a baseline measured in the same process
 	$(PY) scripts/bench_features.py
 	$(PY) scripts/bench_gates.py
+	$(PY) scripts/bench_floor.py --out artifacts/bench/floor.json   # tokenise -> features -> gate -> route, 1 and 2 workers (~2 min)
 	$(PY) scripts/bench_routing.py --out artifacts/bench/routing.json   # pyfunc vs raw gate
 	$(PY) scripts/bench_traces.py --traces 1000 \
 		--out artifacts/bench/traces.json   # read -> route -> write-back on traces; scorer vs raw gate

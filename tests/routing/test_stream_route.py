@@ -113,6 +113,19 @@ def test_the_batch_size_changes_no_decision_no_audit_id_and_no_table(artifacts, 
     assert runtime["stream"]["batches"] == 18  # 3 shards of 250 rows (then 140), 37 a batch
 
 
+def _children(pid: int) -> list[int]:
+    """The processes `pid` started (its forked workers), from /proc."""
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(x) for x in path.read_text().split()] if path.exists() else []
+
+
+def _wait_gone(pids: list[int], seconds: float = 30.0) -> None:
+    deadline = time.time() + seconds
+    while any(Path(f"/proc/{p}").exists() for p in pids):
+        assert time.time() < deadline, f"worker processes {pids} outlived their driver"
+        time.sleep(0.1)
+
+
 def test_a_route_killed_halfway_continues_and_ends_with_every_id_once(artifacts, tmp_path):
     data = traffic(tmp_path / "traffic", 1500)
     work = tmp_path / "work"
@@ -145,8 +158,10 @@ def test_a_route_killed_halfway_continues_and_ends_with_every_id_once(artifacts,
         assert proc.poll() is None, "route ended before it could be killed"
         assert time.time() < deadline
         time.sleep(0.05)
+    workers = _children(proc.pid)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    _wait_gone(workers)  # a forked worker ends with its killed driver
     killed_at = len(json.loads(next(work.glob("*/manifest.json")).read_text())["done"])
     assert 10 <= killed_at < 78  # 6 shards of 250 rows: 13 batches each
 
@@ -231,6 +246,34 @@ def test_a_limit_counts_valid_rows_across_batches(artifacts, tmp_path):
     whole = route(artifacts, data, "routing.batch_rows=1000", "dataset.limit=125")
     pd.testing.assert_frame_equal(decisions(small), decisions(whole))
     assert list(decisions(small)["id"]) == [f"t{i}" for i in range(125)]
+
+
+def test_forked_workers_route_to_the_bytes_of_one_process_repeats_and_limit_included(
+    artifacts, tmp_path
+):
+    """``routing.workers=2`` (a worker reads and routes each batch, the driver admits it
+    after) gives the decisions, skipped rows and tables of the driving process alone."""
+    data = traffic(tmp_path / "traffic", 400, shard_rows=100)
+    shard = pd.read_parquet(data / "part-00002.parquet")
+    shard.loc[shard.index[5], "id"] = "t7"  # repeated from batch 0: skipped
+    shard.to_parquet(data / "part-00002.parquet", index=False)
+    runs = {
+        w: route(
+            artifacts,
+            data,
+            "routing.batch_rows=30",
+            "dataset.limit=333",
+            "dataset.skip_invalid=true",
+            f"routing.workers={w}",
+        )
+        for w in (1, 2)
+    }
+    for name in ("decisions.parquet", "skipped.parquet", "cells.csv"):
+        assert (runs[2].output_dir / name).read_bytes() == (runs[1].output_dir / name).read_bytes()
+    assert len(decisions(runs[2])) == 333
+    assert engines.local_workers(None, None, [0, 1]) >= 1
+    assert engines.local_workers(4, object(), [0, 1]) == 1  # a verifier: one process
+    assert engines.local_workers(4, None, [0]) == 1  # one batch
 
 
 def test_unseen_sources_under_error_stop_before_any_batch_is_routed(artifacts, tmp_path):

@@ -28,6 +28,8 @@ Degenerate inputs never give NaN. The conventions, one rule each:
 
 from __future__ import annotations
 
+from itertools import compress
+
 from runner.features.views import ABSENT, ExampleView
 
 RARE_TOKEN_MIN_LENGTH = 6
@@ -92,11 +94,11 @@ def rare_token_coverage(x: ExampleView) -> float:
     float
         Covered rare occurrences / rare occurrences; 1.0 when the answer has no rare token.
     """
-    rare = [t for t in x.answer.content if len(t) >= RARE_TOKEN_MIN_LENGTH]
+    content = x.answer.content
+    rare = list(compress(content, map(RARE_TOKEN_MIN_LENGTH.__le__, map(len, content))))
     if not rare:
         return 1.0
-    vocabulary = x.context.vocabulary
-    return len([t for t in rare if t in vocabulary]) / len(rare)
+    return sum(map(x.context.vocabulary.__contains__, rare)) / len(rare)
 
 
 def jaccard(left: frozenset[str], right: frozenset[str]) -> float:

@@ -10,14 +10,16 @@ definition or the tokeniser changes: it is part of the cache key and of logged r
 from __future__ import annotations
 
 import os
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
+from pandas.api.types import infer_dtype
 
 from runner.features import base, cache, support
+from runner.features.kept import Kept
 from runner.features.views import ContextView, ExampleView, TextView
+from runner.text import tokenize
 
 FEATURE_VERSION = "lexical-1"
 
@@ -73,11 +75,24 @@ def validate_texts(frame: pd.DataFrame, columns: Sequence[str] = INPUT_COLUMNS) 
     if missing:
         raise ValueError(f"frame lacks text column(s) {missing}; has {list(frame.columns)}")
     for column in columns:
+        if _all_strings(frame[column]):
+            continue
         for label, value in zip(frame.index, frame[column], strict=True):
             if not isinstance(value, str):
                 raise ValueError(
                     f"row {label!r}, field '{column}': expected a string, got {value!r}"
                 )
+
+
+def _all_strings(values: object) -> bool:
+    """Whether every value is a `str`, answered in C where the column's type allows (a
+    routed batch is checked at each step that reads it); False sends the caller to the
+    row-by-row check, which names the first offender."""
+    if not isinstance(values, pd.Series):
+        return False
+    if isinstance(values.dtype, pd.StringDtype):  # str or missing, nothing else
+        return not values.isna().any()
+    return values.dtype == object and infer_dtype(values, skipna=False) == "string"
 
 
 def _check_names(features: Sequence[str] | None) -> tuple[str, ...]:
@@ -112,30 +127,37 @@ def compute(
     ndarray of float64, shape (n_examples, len(names))
     """
     functions = [FEATURES[n] for n in names]
-    out = np.empty((len(answers), len(functions)), dtype=np.float64)
-    for i, (q_text, c_text, a_text) in enumerate(zip(questions, contexts, answers, strict=True)):
-        context = _view(_CONTEXT_VIEWS, c_text, ContextView.of)
-        question = _view(_QUESTION_VIEWS, q_text, TextView.of)
-        example = ExampleView(question, TextView.of(a_text), context)
-        out[i] = [f(example) for f in functions]
-    return out
+    rows = []
+    latest = _LATEST_ANSWERS
+    latest.clear()
+    for q_text, c_text, a_text in zip(questions, contexts, answers, strict=True):
+        context = _CONTEXT_VIEWS.get(c_text, ContextView.of)
+        question = _QUESTION_VIEWS.get(q_text, TextView.of)
+        answer = TextView.of(a_text)
+        latest[a_text] = answer.tokens
+        example = ExampleView(question, answer, context)
+        rows.append([f(example) for f in functions])
+    return np.array(rows, dtype=np.float64).reshape(len(answers), len(functions))
 
 
-_CONTEXT_VIEWS: OrderedDict[str, ContextView] = OrderedDict()
-_QUESTION_VIEWS: OrderedDict[str, TextView] = OrderedDict()
+_CONTEXT_VIEWS: Kept[ContextView] = Kept(VIEWS_KEPT)
+_QUESTION_VIEWS: Kept[TextView] = Kept(VIEWS_KEPT)
+_LATEST_ANSWERS: dict[str, list[str]] = {}
+"""The answer tokens of the latest `compute` call: the TF-IDF features of the same batch
+read their tokens here (`answer_tokens`) instead of tokenising the answers again. Holds
+one batch, replaced by the next."""
 
 
-def _view(kept: OrderedDict, text: str, build: Callable[[str], object]):
-    """The view of `text` from `kept` (views are pure functions of their text, so a kept
-    one is exactly what building would give), else built and kept, oldest dropped."""
-    view = kept.get(text)
-    if view is None:
-        view = kept[text] = build(text)
-        if len(kept) > VIEWS_KEPT:
-            kept.popitem(last=False)
-    else:
-        kept.move_to_end(text)
-    return view
+def context_view(text: str) -> ContextView:
+    """The `ContextView` of `text`: kept from an earlier call, else built and kept."""
+    return _CONTEXT_VIEWS.get(text, ContextView.of)
+
+
+def answer_tokens(answers: Sequence[str]) -> list[list[str]]:
+    """`runner.text.tokenize` of each answer: the latest `compute` call's tokens where it
+    had the answer, else tokenised here."""
+    latest = _LATEST_ANSWERS
+    return [tokens if (tokens := latest.get(a)) is not None else tokenize(a) for a in answers]
 
 
 def lexical_features(

@@ -22,8 +22,15 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.utils.validation import check_is_fitted
 
-from runner.features.family import validate_texts
-from runner.text import split_sentences, tokenize
+from runner.features.family import answer_tokens, validate_texts
+from runner.features.tfidf_vectors import (
+    best_sentence_cosine,
+    context_matrix,
+    context_terms,
+    fingerprint,
+    tfidf_rows,
+)
+from runner.text import tokenize
 
 TFIDF_FEATURE_NAMES: tuple[str, ...] = ("tfidf_risk", "max_sentence_tfidf_risk")
 TEXT_COLUMNS = ("context", "answer")
@@ -40,9 +47,9 @@ class TfidfSupport(TransformerMixin, BaseEstimator):
     Parameters
     ----------
     features : sequence of str, optional
-        Which of `TFIDF_FEATURE_NAMES` to output, in order; default both. The sentence
-        feature costs a transform of every context sentence, so a gate needing only
-        ``tfidf_risk`` skips it.
+        Which of `TFIDF_FEATURE_NAMES` to output, in order; default both. (Each distinct
+        context and its sentences are vectorised once per process and kept,
+        `runner.features.tfidf_vectors`, whichever features are asked for.)
     dedupe_contexts : bool, default True
         Fit on each distinct training context once (see module docstring).
 
@@ -82,6 +89,7 @@ class TfidfSupport(TransformerMixin, BaseEstimator):
         """
         self._names()
         validate_texts(X, TEXT_COLUMNS)
+        self._vectors_key = None  # a new vocabulary: `transform` fingerprints it again
         contexts = X["context"].tolist()
         if self.dedupe_contexts:
             contexts = list(dict.fromkeys(contexts))
@@ -116,42 +124,18 @@ class TfidfSupport(TransformerMixin, BaseEstimator):
         names = self._names()
         validate_texts(X, TEXT_COLUMNS)
         vectorizer = self.vectorizer_
-        contexts = X["context"].tolist()
-        distinct = list(dict.fromkeys(contexts))
-        position = {text: i for i, text in enumerate(distinct)}
-        row_context = np.fromiter(
-            (position[t] for t in contexts), dtype=np.intp, count=len(contexts)
-        )
-        answers = vectorizer.transform(X["answer"].tolist()).tocsr()
+        if getattr(self, "_vectors_key", None) is None:  # once per fitted (or loaded) model
+            self._vectors_key = fingerprint(vectorizer)
+        entries = context_terms(vectorizer, self._vectors_key, X["context"].tolist())
+        answers = tfidf_rows(vectorizer, self._vectors_key, answer_tokens(X["answer"].tolist()))
         columns = {}
         if "tfidf_risk" in names:
-            context_vectors = vectorizer.transform(distinct).tocsr()
-            columns["tfidf_risk"] = _row_dot(answers, context_vectors[row_context])
+            contexts = context_matrix(entries, answers.shape[1])
+            columns["tfidf_risk"] = _row_dot(answers, contexts)
         if "max_sentence_tfidf_risk" in names:
-            columns["max_sentence_tfidf_risk"] = self._best_sentence_cosine(
-                answers, distinct, row_context
-            )
+            columns["max_sentence_tfidf_risk"] = best_sentence_cosine(answers, entries)
         cosine = np.column_stack([columns[n] for n in names])
         return 1.0 - np.clip(cosine, 0.0, 1.0)
-
-    def _best_sentence_cosine(
-        self, answers, distinct: list[str], row_context: np.ndarray
-    ) -> np.ndarray:
-        sentences = [split_sentences(text) for text in distinct]
-        bounds = np.concatenate([[0], np.cumsum([len(s) for s in sentences])])
-        flat = [s for pieces in sentences for s in pieces]
-        sentence_vectors = self.vectorizer_.transform(flat).tocsr()
-        best = np.zeros(answers.shape[0], dtype=np.float64)
-        order = np.argsort(row_context, kind="stable")
-        starts = np.flatnonzero(np.r_[True, np.diff(row_context[order]) != 0])
-        # One sparse product per distinct context: its answers × its sentences.
-        for rows in np.split(order, starts[1:]):
-            c = row_context[rows[0]]
-            low, high = bounds[c], bounds[c + 1]
-            if high > low:
-                products = answers[rows] @ sentence_vectors[low:high].T
-                best[rows] = products.max(axis=1).toarray().ravel()
-        return best
 
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
         """Output column names (`features`)."""

@@ -45,6 +45,9 @@ class RoutingConf:
     engine: str = "local"
     ray_address: Optional[str] = None
     ray_workers: int = 1
+    # engine=local: processes routing batches side by side (forked, each with the loaded
+    # model; runner.routing.engines.local_workers); None = one per core this process may use
+    workers: Optional[int] = None
     work_dir: Optional[str] = None
 
     def __post_init__(self) -> None:
@@ -90,8 +93,10 @@ def _check(routing: RoutingConf) -> None:
         fraction(routing.min_review_precision, "min_review_precision")
     if not 0.0 < routing.delta < 1.0:
         raise ConfigError(f"routing.delta={routing.delta!r}: a probability in (0, 1)")
-    for key in ("batch_rows", "ray_workers"):
+    for key in ("batch_rows", "ray_workers", "workers"):
         value = getattr(routing, key)
+        if key == "workers" and value is None:
+            continue
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ConfigError(f"routing.{key}={value!r}: a positive whole number")
     if routing.engine not in ENGINES:

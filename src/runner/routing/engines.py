@@ -1,19 +1,26 @@
-"""Where routed batches are computed: in this process, or as Ray Data tasks on a cluster.
+"""Where routed batches are computed: in this process, on forked ones, or on a Ray cluster.
 
-Why two engines behind one generator: the driver (`runner.routing.stream.StreamDriver`)
-takes routed batches in input order and never knows who routed them, so both engines run
-the same `BatchRouter` on the same planned batches and give the same decisions, row for
-row. On Ray, each worker builds the router once (`map_batches` with a callable class: the
+Why several engines behind one generator: the driver (`runner.routing.stream.StreamDriver`)
+takes routed batches in input order and never knows who routed them, so every engine runs
+the same `BatchRouter` on the same planned batches and gives the same decisions, row for
+row. The local engine routes in the driving process, or on one forked process per core
+(`route_forked`: each inherits the loaded model and reads its own batches). On Ray, each
+worker builds the router once (`map_batches` with a callable class: the
 registered model is loaded once per worker) and returns each batch pickled; Ray Data keeps
 the input order (``preserve_order``), so a kill and a rerun continue the same prefix.
 """
 
 from __future__ import annotations
 
+import gc
+import multiprocessing
 import os
 import pickle
 import socket
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from itertools import islice
 from typing import Any
 
 from runner.errors import ConfigError
@@ -33,14 +40,22 @@ WORKER_ENV = (
 
 
 def route_local(
-    router_args: dict[str, Any], driver: StreamDriver, pending: list[int], model: Any = None
+    router_args: dict[str, Any],
+    driver: StreamDriver,
+    pending: list[int],
+    model: Any = None,
+    workers: int = 1,
 ) -> Iterator[RoutedBatch]:
-    """Route `pending` batches in this process, in order, with the run's loaded `model`.
+    """Route `pending` batches on this machine, in order, with the run's loaded `model`.
 
-    Each batch is admitted by `driver` (repeats, ``limit``) when it is read, after the
-    batch before it is stored, and only its admitted rows are routed.
+    With one worker, in this process: each batch is admitted by `driver` (repeats,
+    ``limit``) when it is read, after the batch before it is stored, and only its admitted
+    rows are routed. With more, on forked processes (`route_forked`).
     """
     if not pending:
+        return
+    if workers > 1:
+        yield from route_forked(router_args, driver, pending, model, workers)
         return
     router = BatchRouter(**router_args, model=model)
     for index in pending:
@@ -49,6 +64,123 @@ def route_local(
         yield router.route(admission.apply(batch), admission.last)
         if admission.last:
             return
+
+
+def local_workers(setting: int | None, verifier: Any, pending: list[int]) -> int:
+    """How many processes route the local engine's batches.
+
+    `setting` (``routing.workers``), else one per core this process may use; 1 (the
+    driving process alone) with a verifier (a model too heavy to copy per core), where
+    ``fork`` is unavailable (the workers inherit the loaded model rather than load it
+    again), or for a single batch.
+    """
+    if verifier is not None or len(pending) < 2:
+        return 1
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(setting or cores or 1, len(pending)))
+
+
+_FORKED: BatchRouter | None = None
+"""The router a forked worker routes with (set in the driving process before the fork)."""
+
+
+def _route_read(index: int) -> tuple[RoutedBatch, Any]:
+    """In a worker: read batch `index`, route every valid row, and return the routed batch
+    with what `StreamDriver.admit` needs of the read batch (ids, row numbers, problems)."""
+    assert _FORKED is not None
+    batch = _FORKED.read(index)
+    ids = batch.frame[["example_id"]]
+    return _FORKED.route(batch), type(batch)(batch.spec, ids, batch.rows, batch.skipped)
+
+
+def route_forked(
+    router_args: dict[str, Any],
+    driver: StreamDriver,
+    pending: list[int],
+    model: Any,
+    workers: int,
+) -> Iterator[RoutedBatch]:
+    """Route `pending` batches on `workers` forked processes; yielded in order.
+
+    Why admit after routing: a worker reads its own batch (the driver reading each one
+    first, as the Ray engine does, would make reading serial), routes all its valid rows,
+    and the driver then admits the batch in input order (`StreamDriver.admit`: repeated
+    ids, ``limit``) and keeps the admitted rows' decisions. Routing is row by row (the
+    features, the risk, the decision and the unseen-source flag of a row depend on that
+    row alone, bit for bit), so those decisions are the ones routing only the admitted
+    rows gives. Only used without a verifier (`local_workers`), whose cost is counted
+    per routed row. At most two batches per worker are in flight, so memory stays flat.
+    A batch whose reading fails in a worker is read again here, to raise its error as the
+    driving process would.
+
+    Before the fork the model scores one row of the first batch (the answer is thrown
+    away): what it builds once per process (the TF-IDF vocabulary's fingerprint and
+    token index) is then inherited by every worker instead of built by each.
+    """
+    global _FORKED
+    from runner.routing.model import INPUT_FIELDS  # MLflow's pyfunc: only when routing
+
+    router = _FORKED = BatchRouter(**router_args, model=model)
+    first = router.read(pending[0]).frame
+    if len(first):
+        router.model.pyfunc.predict(first.iloc[:1][list(INPUT_FIELDS)].reset_index(drop=True))
+    del first
+    context = multiprocessing.get_context("fork")
+    # Objects made so far are left out of garbage collection (in the workers too), so a
+    # worker's collector does not write to, and so copy, every page it inherited.
+    gc.freeze()
+    try:
+        yield from _forked_batches(router, driver, pending, context, workers)
+    finally:
+        gc.unfreeze()
+        _FORKED = None
+
+
+def _die_with(parent: int) -> None:
+    """In a worker: end when the driving process ends, however it ends.
+
+    A worker blocks on its pipe to the driver, and holds a copy of that pipe's other end,
+    so a driver killed outright (SIGKILL, out of memory) would leave it waiting for ever.
+    Linux ends it with the driver (``PR_SET_PDEATHSIG``); a driver gone already before that
+    was set ends it here.
+    """
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the driver's normal exit still ends it
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _forked_batches(
+    router: BatchRouter, driver: StreamDriver, pending: list[int], context: Any, workers: int
+) -> Iterator[RoutedBatch]:
+    with ProcessPoolExecutor(
+        workers, mp_context=context, initializer=_die_with, initargs=(os.getpid(),)
+    ) as pool:
+        queue = iter(pending)
+        flight = deque((i, pool.submit(_route_read, i)) for i in islice(queue, 2 * workers))
+        while flight:
+            index, future = flight.popleft()
+            flight.extend((i, pool.submit(_route_read, i)) for i in islice(queue, 1))
+            try:
+                routed, read = future.result()
+            except Exception:
+                router.read(index)  # the driving process's own error, when reading fails
+                raise
+            admission = driver.admit(read)
+            if admission.keep.size != len(read.rows):
+                routed.decisions = routed.decisions.iloc[admission.keep].reset_index(drop=True)
+            routed.skipped, routed.last = list(admission.skipped), admission.last
+            yield routed
+            if admission.last:
+                pool.shutdown(cancel_futures=True)
+                return
 
 
 def ray_address(setting: str | None) -> str:

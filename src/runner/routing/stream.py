@@ -11,7 +11,11 @@ the positions of all accepted rows, so the same ids are marked whatever the batc
 Repeats and ``limit`` are settled before a batch is routed (`StreamDriver.admit`): a row
 after the limit or an id already routed never reaches the gate or the verifier, so the
 rows sent to the verifier, its share and every ms/example are those of the routed rows
-(the in-memory loader cuts at ``limit`` before any work too).
+(the in-memory loader cuts at ``limit`` before any work too). The one exception is the
+local engine on forked workers (`runner.routing.engines.route_forked`, never with a
+verifier): a worker routes its whole batch and the driver admits it after, so a repeated
+id, or a row after the limit in the last batch, costs gate time there (its decision is
+dropped, and the others are the same bit for bit: routing is row by row).
 
 Finished batches are shards of a `WorkFolder`; `runner.routing.stream_report` counts over
 them and writes ``decisions.parquet`` from them, one shard at a time.

@@ -27,7 +27,7 @@ FORMAT = 3
 (2: limit and repeats cut before routing, so a shard's gate and verifier costs are its
 rows'; repeats name the first shard; 3: a calibrated cascade's band rows the verifier
 does not accept stay verify, and its -inf threshold sends the verifier nothing)."""
-NOT_IN_KEY = ("engine", "ray_address", "ray_workers", "work_dir", "audit_fraction")
+NOT_IN_KEY = ("engine", "ray_address", "ray_workers", "workers", "work_dir", "audit_fraction")
 """Routing settings that change how and where batches run, or the audit draw (made over
 the whole stream at the end): not a shard's content, so a rerun may change them."""
 

@@ -211,7 +211,15 @@ def _route_batches(
     results = (
         engines.route_on_ray(router_args, driver, pending, routing.ray_workers)
         if routing.engine == "ray"
-        else engines.route_local(router_args, driver, pending, model)
+        else engines.route_local(
+            router_args,
+            driver,
+            pending,
+            model,
+            engines.local_workers(
+                routing.workers, None if plan is None else plan.verifier, pending
+            ),
+        )
     )
     show = run.progress and bool(pending)
     with tqdm(total=len(pending), desc="route batches", unit="batch", disable=not show) as bar:

@@ -59,13 +59,12 @@ def lcs_length_masks(a: Sequence[Hashable], b: PositionMasks) -> int:
     n = b.length
     if n == 0:
         return 0
-    masks = b.masks
     v = (1 << n) - 1
-    for token in a:
-        m = masks.get(token)
-        if m is not None:
-            u = v & m
-            v = (v + u) | (v - u)
+    # Tokens absent from `b` leave the row unchanged: look masks up in C and skip them
+    # (a mask is never 0, so `filter` drops exactly the absent ones).
+    for m in filter(None, map(b.masks.get, a)):
+        u = v & m
+        v = (v + u) | (v - u)
     return n - (v & ((1 << n) - 1)).bit_count()
 
 

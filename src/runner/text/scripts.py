@@ -10,9 +10,14 @@ rather than trusting a risk computed from text the gate could not read.
 
 from __future__ import annotations
 
+import re
+
 UNSEEN_LETTERS_MAX = 0.5
 """Above this share of invisible letters the lexical features cannot judge a text. Latin
 text with accents (German, French: a few per cent) stays far below it."""
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_ASCII_NON_LETTERS = bytes(c for c in range(128) if not chr(c).isalpha())
 
 
 def unseen_letter_share(text: str) -> float:
@@ -28,11 +33,13 @@ def unseen_letter_share(text: str) -> float:
         In [0, 1]; 0.0 for a text without letters. ``"Über die Größe"`` -> 0.25;
         ``"数据"`` -> 1.0.
     """
-    letters = [c for c in text if c.isalpha()]
-    if not letters:
+    if text.isascii():  # O(1) in CPython: every letter is a-z or A-Z, so none is unseen
         return 0.0
-    unseen = sum(1 for c in letters if not ("a" <= c.lower() <= "z" and c.isascii()))
-    return unseen / len(letters)
+    # Only the non-ASCII letters are unseen; the ASCII ones are counted in C.
+    seen = len(text.encode("ascii", "ignore").translate(None, _ASCII_NON_LETTERS))
+    unseen = sum(c.isalpha() for run in _NON_ASCII.findall(text) for c in run)
+    letters = seen + unseen
+    return unseen / letters if letters else 0.0
 
 
 def unreadable_reason(*texts: str) -> str | None:

@@ -1,0 +1,261 @@
+"""TF-IDF vectors of a batch, computed so that each context is vectorised once per process.
+
+Why: the two TF-IDF risks compare every answer with its context and with each context
+sentence. Contexts repeat (six answers each in RAGTruth, and routed traffic asks about the
+same documents batch after batch), so a context's vector and its sentences' vectors are
+kept (`ContextTerms`, by the fitted vectorizer's fingerprint and the context's text, at
+most `CONTEXTS_KEPT`), and only the answers are vectorised per batch. Every text is
+vectorised from the tokens the lexical features already made (`tfidf_rows`).
+
+Exactness: every number is what `TfidfVectorizer.transform` and scipy's sparse product
+give, bit for bit. Vectorising is row-local in scikit-learn (counts, IDF scaling, L2
+normalisation per row), so a context vectorised alone or in any batch has the same vector;
+`best_sentence_cosine` adds each answer–sentence dot product in the order scipy's sparse
+product (``csr_matmat``) adds it, term by term in ascending column order, starting at 0.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import repeat
+
+import numpy as np
+import scipy.sparse as sp
+
+from runner.features.family import context_view
+from runner.features.kept import Kept
+
+CONTEXTS_KEPT = 2048
+"""Contexts whose vectors outlive a batch. A RAGTruth context keeps 11 KB on average (its
+vector and its sentences' entries; 36 KB the longest, measured on the test split with a
+vocabulary fitted on train), so the bound is about 22 MB per process (74 MB were every
+context as long as RAGTruth's longest)."""
+
+
+@dataclass(frozen=True, eq=False)
+class ContextTerms:
+    """One context's TF-IDF row and its sentences' TF-IDF entries, term-major.
+
+    Attributes
+    ----------
+    indices, data : ndarray
+        The context's TF-IDF row (sorted column indices, values).
+    terms : ndarray of int64
+        Distinct columns present in any sentence, ascending.
+    starts : ndarray of int64
+        ``starts[k]:starts[k + 1]`` are the entries of ``terms[k]`` in `sentence`, `value`.
+    sentence, value : ndarray
+        Which sentence (0-based, in the context) holds the term, and its TF-IDF value there.
+    sentences : int
+        How many sentences the context has.
+    """
+
+    indices: np.ndarray
+    data: np.ndarray
+    terms: np.ndarray
+    starts: np.ndarray
+    sentence: np.ndarray
+    value: np.ndarray
+    sentences: int
+
+
+def fingerprint(vectorizer) -> str:
+    """sha256 of a fitted vectorizer's vocabulary and IDF: the key its kept vectors share
+    with every copy of the same fitted model (an MLflow model loaded twice, a clone)."""
+    digest = hashlib.sha256(np.ascontiguousarray(vectorizer.idf_).tobytes())
+    for term, column in sorted(vectorizer.vocabulary_.items(), key=lambda item: item[1]):
+        digest.update(f"{column}\x1f{term}\x1e".encode())
+    return digest.hexdigest()
+
+
+_KEPT: Kept[ContextTerms] = Kept(CONTEXTS_KEPT)
+
+
+def context_terms(vectorizer, key: str, contexts: Sequence[str]) -> list[ContextTerms]:
+    """The `ContextTerms` of each of `contexts` (one per entry, repeats shared).
+
+    Contexts not kept yet are vectorised together from the tokens of their views
+    (`runner.features.family.context_view`, which the lexical features share: a context
+    is tokenised once), the whole context and each of its sentences, and kept under
+    (`key`, text). Tokenising a context whole gives its sentences' tokens end to end
+    (`runner.features.views.ContextView`), so these are the documents `transform` would
+    tokenise.
+    """
+
+    def build(missing: list[tuple[str, str]]) -> list[ContextTerms]:
+        views = [context_view(text) for _, text in missing]
+        whole = tfidf_rows(vectorizer, key, [view.tokens for view in views])
+        pieces = [view.sentence_tokens() for view in views]
+        sentences = tfidf_rows(vectorizer, key, [s for p in pieces for s in p])
+        bounds = np.cumsum([0] + [len(p) for p in pieces])
+        return [
+            _terms(whole, row, sentences[bounds[row] : bounds[row + 1]].tocoo())
+            for row in range(len(views))
+        ]
+
+    found = _KEPT.many([(key, text) for text in contexts], build)
+    return [found[(key, text)] for text in contexts]
+
+
+def _terms(whole: sp.csr_matrix, row: int, sentences: sp.coo_matrix) -> ContextTerms:
+    low, high = whole.indptr[row], whole.indptr[row + 1]
+    order = np.lexsort((sentences.row, sentences.col))  # by term, then sentence
+    columns = sentences.col[order].astype(np.int64)
+    terms, first = np.unique(columns, return_index=True)
+    return ContextTerms(
+        indices=whole.indices[low:high].copy(),
+        data=whole.data[low:high].copy(),
+        terms=terms,
+        starts=np.append(first, columns.size).astype(np.int64),
+        sentence=sentences.row[order].astype(np.int64),
+        value=sentences.data[order].astype(np.float64),
+        sentences=sentences.shape[0],
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class NgramIndex:
+    """A fitted vocabulary read as token ids: unigram columns by token, bigram columns by
+    the pair of their tokens' unigram columns (``first * width + second``, sorted)."""
+
+    unigrams: dict[str, int]
+    pair_keys: np.ndarray
+    pair_columns: np.ndarray
+    width: int
+
+    @classmethod
+    def of(cls, vocabulary: dict[str, int]) -> NgramIndex:
+        """Split every bigram of `vocabulary` into its two tokens (once per fitted model).
+
+        A bigram's tokens are unigrams of the same vocabulary: both occurred, not as stop
+        words, in the text the bigram came from, and ``min_df=1``.
+        """
+        unigrams = {term: column for term, column in vocabulary.items() if " " not in term}
+        width = len(vocabulary)
+        pairs = [
+            (unigrams[first] * width + unigrams[second], column)
+            for term, column in vocabulary.items()
+            if " " in term
+            for first, second in [term.split(" ")]
+        ]
+        keys = np.fromiter((k for k, _ in pairs), dtype=np.int64, count=len(pairs))
+        columns = np.fromiter((c for _, c in pairs), dtype=np.int64, count=len(pairs))
+        order = np.argsort(keys)
+        return cls(unigrams, keys[order], columns[order], width)
+
+
+_INDEXES: Kept[NgramIndex] = Kept(4)
+
+
+def tfidf_rows(vectorizer, key: str, tokens: Sequence[list[str]]) -> sp.csr_matrix:
+    """``vectorizer.transform(texts)`` from the texts' `runner.text.tokenize` tokens.
+
+    The vectorizer's tokenizer is `tokenize` (`runner.features.TfidfSupport`), so its
+    analyzer is `tokenize`, then its stop-word filter, then unigrams and the bigrams of
+    consecutive kept tokens (``_word_ngrams``). Here the kept tokens of the whole batch
+    are looked up once, bigrams are found by their tokens' columns (`NgramIndex`), and the
+    counts are gathered with array operations; the IDF and L2 steps are scikit-learn's own
+    (``_tfidf.transform``). The matrix is the one `transform` returns, bit for bit
+    (tests/features/test_ragscope_equality.py), without tokenising a text again or
+    joining a string per bigram.
+    """
+    index = _INDEXES.get(key, lambda _: NgramIndex.of(vectorizer.vocabulary_))
+    stop_words = vectorizer.get_stop_words()
+    kept: list[str] = []
+    sizes = np.empty(len(tokens), dtype=np.int64)
+    for row, answer in enumerate(tokens):
+        words = [w for w in answer if w not in stop_words]
+        kept += words
+        sizes[row] = len(words)
+    n, width = len(tokens), index.width
+    unigram = np.fromiter(map(index.unigrams.get, kept, repeat(-1)), np.int64, len(kept))
+    rows = np.repeat(np.arange(n, dtype=np.int64), sizes)
+    pair = (rows[:-1] == rows[1:]) & (unigram[:-1] >= 0) & (unigram[1:] >= 0)
+    pair_rows = rows[:-1][pair]
+    pair_keys = unigram[:-1][pair] * width + unigram[1:][pair]
+    found = np.minimum(np.searchsorted(index.pair_keys, pair_keys), index.pair_keys.size - 1)
+    known = (
+        index.pair_keys[found] == pair_keys if index.pair_keys.size else np.zeros(found.size, bool)
+    )
+    cells = np.concatenate(
+        [
+            rows[unigram >= 0] * width + unigram[unigram >= 0],
+            pair_rows[known] * width + index.pair_columns[found[known]],
+        ]
+    )
+    cells, counts = np.unique(cells, return_counts=True)  # sorted: by row, then column
+    per_row = np.bincount(cells // width, minlength=n)
+    counted = sp.csr_matrix(
+        (
+            counts.astype(vectorizer.dtype),
+            (cells % width).astype(np.int32),
+            np.concatenate([[0], np.cumsum(per_row)]).astype(np.int32),
+        ),
+        shape=(n, width),
+    )
+    return vectorizer._tfidf.transform(counted, copy=False).tocsr()
+
+
+def context_matrix(entries: Sequence[ContextTerms], width: int) -> sp.csr_matrix:
+    """Each row's context vector, stacked: ``transform(contexts)[rows]``, one row per entry."""
+    if not entries:
+        return sp.csr_matrix((0, width))
+    sizes = np.fromiter((e.indices.size for e in entries), dtype=np.int64, count=len(entries))
+    return sp.csr_matrix(
+        (
+            np.concatenate([e.data for e in entries]),
+            np.concatenate([e.indices for e in entries]),
+            np.concatenate([[0], np.cumsum(sizes)]),
+        ),
+        shape=(len(entries), width),
+    )
+
+
+def best_sentence_cosine(answers: sp.csr_matrix, entries: Sequence[ContextTerms]) -> np.ndarray:
+    """Per row, the largest dot product of its answer with a sentence of its context.
+
+    Equal bit for bit to scipy's ``(answer @ sentences.T).max()``: for each (answer,
+    sentence) pair the products of shared terms are added one by one in the answer's
+    ascending column order, starting at 0, as ``csr_matmat`` adds them (``np.add.at``
+    adds in array order, and the products are laid out row by row, term by term). A pair
+    sharing no term is 0, as the sparse maximum counts unstored entries; a context with no
+    sentence gives 0. One pass of array operations over the whole batch, whatever the
+    number of distinct contexts.
+    """
+    n = answers.shape[0]
+    best = np.zeros(n, dtype=np.float64)
+    sentences = np.fromiter((e.sentences for e in entries), dtype=np.int64, count=n)
+    if n == 0 or not sentences.any():
+        return best
+    slots: dict[int, int] = {}
+    slot = np.fromiter((slots.setdefault(id(e), len(slots)) for e in entries), np.int64, n)
+    distinct = list({id(e): e for e in entries}.values())
+    answers.sort_indices()  # a no-op for `tfidf_rows`'s output, which is sorted
+    # Every (context, term) of the batch as one sorted key, with its entries' span.
+    width = np.int64(answers.shape[1])
+    if not any(e.terms.size for e in distinct):
+        return best
+    offsets = np.cumsum([0] + [e.value.size for e in distinct])
+    keys = np.concatenate([k * width + e.terms for k, e in enumerate(distinct)])
+    low = np.concatenate([offsets[k] + e.starts[:-1] for k, e in enumerate(distinct)])
+    high = np.concatenate([offsets[k] + e.starts[1:] for k, e in enumerate(distinct)])
+    sentence = np.concatenate([e.sentence for e in distinct])
+    value = np.concatenate([e.value for e in distinct])
+    # Each stored answer entry, in CSR order, looked up among its context's terms.
+    rows = np.repeat(np.arange(n), np.diff(answers.indptr))
+    query = slot[rows] * width + answers.indices
+    at = np.minimum(np.searchsorted(keys, query), keys.size - 1)
+    hit = keys[at] == query
+    at, rows, weight = at[hit], rows[hit], answers.data[hit]
+    spans = high[at] - low[at]
+    before = np.cumsum(spans) - spans
+    entry = np.repeat(low[at] - before, spans) + np.arange(spans.sum())
+    first_pair = np.cumsum(sentences) - sentences  # row i's pairs start here
+    pair = np.repeat(first_pair[rows], spans) + sentence[entry]
+    sums = np.zeros(int(sentences.sum()), dtype=np.float64)
+    np.add.at(sums, pair, np.repeat(weight, spans) * value[entry])
+    has = sentences > 0
+    best[has] = np.maximum.reduceat(sums, first_pair[has])
+    return best
