@@ -248,29 +248,40 @@ def test_a_limit_counts_valid_rows_across_batches(artifacts, tmp_path):
     assert list(decisions(small)["id"]) == [f"t{i}" for i in range(125)]
 
 
+@pytest.mark.parametrize(
+    ("shard_rows", "batch_rows", "limit", "repeat"),
+    [
+        (100, 30, 333, ("part-00002.parquet", 5, "t7")),
+        # the limit cuts a batch whose full risks differ in the last bits: the cut batch
+        # must be routed on its admitted rows, as one process does
+        (200, 50, 260, ("part-00001.parquet", 3, "t5")),
+    ],
+)
 def test_forked_workers_route_to_the_bytes_of_one_process_repeats_and_limit_included(
-    artifacts, tmp_path
+    artifacts, tmp_path, shard_rows, batch_rows, limit, repeat
 ):
     """``routing.workers=2`` (a worker reads and routes each batch, the driver admits it
     after) gives the decisions, skipped rows and tables of the driving process alone."""
-    data = traffic(tmp_path / "traffic", 400, shard_rows=100)
-    shard = pd.read_parquet(data / "part-00002.parquet")
-    shard.loc[shard.index[5], "id"] = "t7"  # repeated from batch 0: skipped
-    shard.to_parquet(data / "part-00002.parquet", index=False)
+    data = traffic(tmp_path / "traffic", 400, shard_rows=shard_rows)
+    name, position, ident = repeat
+    shard = pd.read_parquet(data / name)
+    shard.loc[shard.index[position], "id"] = ident  # repeated from an earlier batch: skipped
+    shard.to_parquet(data / name, index=False)
     runs = {
         w: route(
             artifacts,
             data,
-            "routing.batch_rows=30",
-            "dataset.limit=333",
+            f"routing.batch_rows={batch_rows}",
+            f"dataset.limit={limit}",
             "dataset.skip_invalid=true",
             f"routing.workers={w}",
+            f"routing.work_dir={tmp_path / str(w)}",
         )
         for w in (1, 2)
     }
     for name in ("decisions.parquet", "skipped.parquet", "cells.csv"):
         assert (runs[2].output_dir / name).read_bytes() == (runs[1].output_dir / name).read_bytes()
-    assert len(decisions(runs[2])) == 333
+    assert len(decisions(runs[2])) == limit
     assert engines.local_workers(None, None, [0, 1]) >= 1
     assert engines.local_workers(4, object(), [0, 1]) == 1  # a verifier: one process
     assert engines.local_workers(4, None, [0]) == 1  # one batch

@@ -107,10 +107,11 @@ def route_forked(
     Why admit after routing: a worker reads its own batch (the driver reading each one
     first, as the Ray engine does, would make reading serial), routes all its valid rows,
     and the driver then admits the batch in input order (`StreamDriver.admit`: repeated
-    ids, ``limit``) and keeps the admitted rows' decisions. Routing is row by row (the
-    features, the risk, the decision and the unseen-source flag of a row depend on that
-    row alone, bit for bit), so those decisions are the ones routing only the admitted
-    rows gives. Only used without a verifier (`local_workers`), whose cost is counted
+    ids, ``limit``). A batch admitted whole keeps the worker's decisions; a batch cut by a
+    repeated id or the limit (rare: at most the last one, and those with repeats) is
+    routed again here on its admitted rows, because a risk's last bits can depend on the
+    rows scored beside it (the 1-worker path routes only admitted rows, and the bytes must
+    be the same). Only used without a verifier (`local_workers`), whose cost is counted
     per routed row. At most two batches per worker are in flight, so memory stays flat.
     A batch whose reading fails in a worker is read again here, to raise its error as the
     driving process would.
@@ -175,8 +176,11 @@ def _forked_batches(
                 raise
             admission = driver.admit(read)
             if admission.keep.size != len(read.rows):
-                routed.decisions = routed.decisions.iloc[admission.keep].reset_index(drop=True)
-            routed.skipped, routed.last = list(admission.skipped), admission.last
+                # a batch cut by a repeat or the limit is routed again here on its admitted
+                # rows alone: a risk's last bits can depend on the rows scored beside it
+                routed = router.route(admission.apply(router.read(index)), admission.last)
+            else:
+                routed.skipped, routed.last = list(admission.skipped), admission.last
             yield routed
             if admission.last:
                 pool.shutdown(cancel_futures=True)
