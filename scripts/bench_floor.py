@@ -48,14 +48,11 @@ from typing import Any
 
 import pandas as pd
 
-from runner.data import load_ragtruth
-from runner.data.rag_stream import RagStream
+from runner.data import RagStream, load_ragtruth
 from runner.features import LEXICAL_FEATURE_NAMES, TFIDF_FEATURE_NAMES, family, lexical_features
 from runner.features import tfidf_vectors as vectors
 from runner.gates import ENHANCED_FEATURES, LogitGate
-from runner.routing import RoutingModel, engines, signature, stream
-from runner.routing.registry import RoutedModel
-from runner.routing.work_folder import WorkFolder
+from runner.routing import RoutedModel, RoutingModel, WorkFolder, engines, signature, stream
 from runner.text import tokenize
 
 

@@ -29,7 +29,7 @@ from runner.data.hri_records import (
 )
 from runner.data.mlflow_traces import labelled_traces, load_mlflow_traces, search_all
 from runner.data.rag_file import PASSAGE_JOIN, duplicate_reason
-from runner.data.rag_stream import RowStream, as_stream
+from runner.data.rag_stream import RagStream, RowStream, as_stream
 from runner.data.ragtruth import load_ragtruth
 from runner.data.response_frame import validate_response_frame
 from runner.data.text_files import read_text
@@ -61,6 +61,7 @@ __all__ = [
     "FeedbackEvent",
     "LabelAssignment",
     "LoadedData",
+    "RagStream",
     "Response",
     "RowStream",
     "TraceMapping",

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from itertools import repeat
 
 import numpy as np
-import scipy.sparse as sp
+from scipy import sparse
 
 from runner.features.family import context_view
 from runner.features.kept import Kept
@@ -99,7 +99,7 @@ def context_terms(vectorizer, key: str, contexts: Sequence[str]) -> list[Context
     return [found[(key, text)] for text in contexts]
 
 
-def _terms(whole: sp.csr_matrix, row: int, sentences: sp.coo_matrix) -> ContextTerms:
+def _terms(whole: sparse.csr_matrix, row: int, sentences: sparse.coo_matrix) -> ContextTerms:
     low, high = whole.indptr[row], whole.indptr[row + 1]
     order = np.lexsort((sentences.row, sentences.col))  # by term, then sentence
     columns = sentences.col[order].astype(np.int64)
@@ -149,7 +149,7 @@ class NgramIndex:
 _INDEXES: Kept[NgramIndex] = Kept(4)
 
 
-def tfidf_rows(vectorizer, key: str, tokens: Sequence[list[str]]) -> sp.csr_matrix:
+def tfidf_rows(vectorizer, key: str, tokens: Sequence[list[str]]) -> sparse.csr_matrix:
     """``vectorizer.transform(texts)`` from the texts' `runner.text.tokenize` tokens.
 
     The vectorizer's tokenizer is `tokenize` (`runner.features.TfidfSupport`), so its
@@ -187,7 +187,7 @@ def tfidf_rows(vectorizer, key: str, tokens: Sequence[list[str]]) -> sp.csr_matr
     )
     cells, counts = np.unique(cells, return_counts=True)  # sorted: by row, then column
     per_row = np.bincount(cells // width, minlength=n)
-    counted = sp.csr_matrix(
+    counted = sparse.csr_matrix(
         (
             counts.astype(vectorizer.dtype),
             (cells % width).astype(np.int32),
@@ -198,12 +198,12 @@ def tfidf_rows(vectorizer, key: str, tokens: Sequence[list[str]]) -> sp.csr_matr
     return vectorizer._tfidf.transform(counted, copy=False).tocsr()
 
 
-def context_matrix(entries: Sequence[ContextTerms], width: int) -> sp.csr_matrix:
+def context_matrix(entries: Sequence[ContextTerms], width: int) -> sparse.csr_matrix:
     """Each row's context vector, stacked: ``transform(contexts)[rows]``, one row per entry."""
     if not entries:
-        return sp.csr_matrix((0, width))
+        return sparse.csr_matrix((0, width))
     sizes = np.fromiter((e.indices.size for e in entries), dtype=np.int64, count=len(entries))
-    return sp.csr_matrix(
+    return sparse.csr_matrix(
         (
             np.concatenate([e.data for e in entries]),
             np.concatenate([e.indices for e in entries]),
@@ -213,7 +213,7 @@ def context_matrix(entries: Sequence[ContextTerms], width: int) -> sp.csr_matrix
     )
 
 
-def best_sentence_cosine(answers: sp.csr_matrix, entries: Sequence[ContextTerms]) -> np.ndarray:
+def best_sentence_cosine(answers: sparse.csr_matrix, entries: Sequence[ContextTerms]) -> np.ndarray:
     """Per row, the largest dot product of its answer with a sentence of its context.
 
     Equal bit for bit to scipy's ``(answer @ sentences.T).max()``: for each (answer,

@@ -7,6 +7,7 @@ costs is a comparison of accepted shares; both read faster as bars than as a tab
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 
 import matplotlib
 
@@ -24,21 +25,32 @@ def _wrap(label: str) -> str:
     return "\n".join(textwrap.wrap(label.replace(" / ", " /\n", 1), 48, replace_whitespace=False))
 
 
+def _goal_delta(cells: pd.DataFrame, names: Callable[[pd.Series], pd.Series]) -> float | None:
+    """δ: the target of the first goal whose row `names` picks (None: no such goal)."""
+    goal = cells[(cells["table"] == "goals") & (cells["column"] == "target")]
+    goal = goal[names(goal["row"])]
+    return float(goal["value"].iloc[0]) if len(goal) else None
+
+
+def _rate_errors(rate: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Violation rates and their error-bar lengths below and above (0 where no interval)."""
+    values = rate["value"].to_numpy(float)
+    low = np.nan_to_num(values - rate["ci_low"].to_numpy(float), nan=0.0)
+    high = np.nan_to_num(rate["ci_high"].to_numpy(float) - values, nan=0.0)
+    return values, low, high
+
+
 def guarantee_figure(cells: pd.DataFrame, delta: float | None = None) -> Figure:
     """Left: violation rate per scenario and method with its 95 % CI (δ as a line, read from
     the goals table). Right: mean accepted share of the same rows, the oracle's beside them."""
     sub = cells[cells["table"] == "guarantee"]
     if delta is None:
-        goal = cells[(cells["table"] == "goals") & (cells["column"] == "target")]
-        goal = goal[goal["row"].str.contains("violation rate <= delta", regex=False)]
-        delta = float(goal["value"].iloc[0]) if len(goal) else None
+        delta = _goal_delta(cells, lambda row: row.str.contains("violation rate <= delta"))
     rate = sub[sub["column"] == "violation rate"]
     share = sub[sub["column"] == "accepted share"]
     fig, axes = plt.subplots(1, 2, figsize=(12, 0.5 * max(len(share), 4) + 1.5))
     y = np.arange(len(rate))
-    values = rate["value"].to_numpy(float)
-    low = np.nan_to_num(values - rate["ci_low"].to_numpy(float), nan=0.0)
-    high = np.nan_to_num(rate["ci_high"].to_numpy(float) - values, nan=0.0)
+    values, low, high = _rate_errors(rate)
     flag = sub[sub["column"] == "KS shift flag rate"].set_index("row")["value"]
     flagged = [float(flag.get(row, 0.0) or 0.0) >= 0.5 for row in rate["row"]]
     colors = ["tab:orange" if f else "tab:blue" for f in flagged]
@@ -68,16 +80,12 @@ def population_figure(cells: pd.DataFrame, delta: float | None = None) -> Figure
     if sub.empty:
         return None
     if delta is None:
-        goal = cells[(cells["table"] == "goals") & (cells["column"] == "target")]
-        goal = goal[goal["row"].str.startswith("population: ")]
-        delta = float(goal["value"].iloc[0]) if len(goal) else None
+        delta = _goal_delta(cells, lambda row: row.str.startswith("population: "))
     rate = sub[sub["column"] == "violation rate"]
     share = sub[sub["column"] == "accepted share"]
     fig, axes = plt.subplots(1, 2, figsize=(12, 0.42 * max(len(share), 4) + 1.5))
     y = np.arange(len(rate))
-    values = rate["value"].to_numpy(float)
-    low = values - rate["ci_low"].to_numpy(float)
-    high = rate["ci_high"].to_numpy(float) - values
+    values, low, high = _rate_errors(rate)
     axes[0].barh(y, values, xerr=[low, high], capsize=3, color="tab:blue")
     axes[0].set_yticks(y, [_wrap(r) for r in rate["row"]], fontsize=7)
     axes[0].invert_yaxis()

@@ -18,7 +18,7 @@ from runner.lazy_exports import on_first_use
 from runner.routing.audit import estimate
 from runner.routing.config import RoutingConf
 from runner.routing.reach import cascade_infeasible_message, infeasible_message
-from runner.routing.registry import load_routed_model, parse_model_uri
+from runner.routing.registry import RoutedModel, load_routed_model, parse_model_uri
 from runner.routing.risk_control import CascadeCalibration, Certified, calibrate_cascade
 from runner.routing.thresholds import (
     DECISIONS,
@@ -50,6 +50,7 @@ __all__ = [
     "Certified",
     "Contract",
     "Guarantee",
+    "RoutedModel",
     "RoutingConf",
     "RoutingModel",
     "Thresholds",
