@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from runner.errors import ConfigError, DataError
 from runner.routing.grouped_betting import betting_accept_threshold
 from runner.routing.mapie_reference import mapie_accept_threshold
 from runner.routing.thresholds import contract_thresholds
@@ -197,3 +198,76 @@ def check(
 def outcomes_frame(outcomes: list[PopulationOutcome]) -> pd.DataFrame:
     """One row per (N, α, method, split)."""
     return pd.DataFrame([asdict(o) for o in outcomes])
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What `run` gives: one row per draw and method, and the references per α (and N)."""
+
+    table: pd.DataFrame
+    hindsight: dict[float, float]  # α -> the population's best fixed share
+    floor: dict[tuple[float, int], float]  # (α, N) -> the noise floor's share
+    summary: dict[str, Any]
+
+
+def run(
+    pop: Population,
+    rows: list[int],
+    alphas: list[float],
+    splits: int,
+    routing: Any,
+    seed: int,
+    reference: bool = True,
+) -> Checked:
+    """The population check: `splits` draws of each size in `rows`, each α, the references.
+
+    The draws come from their own random stream (``[seed, 1]``), so adding the check moves
+    no other draw of the run.
+
+    Raises
+    ------
+    DataError
+        A calibration size that leaves no population row out.
+    """
+    too_many = [n for n in rows if n >= pop.rows]
+    if too_many:
+        raise DataError(
+            f"study.params.population_rows={too_many}: the population has {pop.rows:,} rows; "
+            "calibration draws must leave rows out"
+        )
+    rng = np.random.default_rng([seed, 1])
+    table = outcomes_frame(check(pop, rows, alphas, splits, routing, rng, reference))
+    alphas = [float(a) for a in alphas]
+    delta = float(routing.delta)
+    hindsight = {a: pop.hindsight_share(a) for a in alphas}
+    floor = {(a, int(n)): pop.noise_floor_share(int(n), a, delta) for n in rows for a in alphas}
+    summary = {
+        "rows": pop.rows,
+        "groups": len(pop.members),
+        "calibration_rows": list(rows),
+        "alphas": alphas,
+        "splits": splits,
+        "hindsight_share": {str(a): s for a, s in hindsight.items()},
+    }
+    return Checked(table, hindsight, floor, summary)
+
+
+def check_settings(
+    rows: list[int], alphas: list[float], splits: int, share_goals: list[list[Any]]
+) -> None:
+    """Population sizes, targets and share goals that make sense, before any data (named as
+    `runner.studies.guarantee_check`'s ``study.params`` keys)."""
+    if any(isinstance(n, bool) or int(n) != n or n < 1 for n in rows):
+        raise ConfigError(f"study.params.population_rows={list(rows)}: positive row counts")
+    if not rows:
+        return
+    if splits < 1:
+        raise ConfigError(f"study.params.population_splits={splits}: >= 1")
+    if not alphas or not all(0 < a < 1 for a in alphas):
+        raise ConfigError(f"study.params.population_alphas={list(alphas)}: targets in (0, 1)")
+    for goal in share_goals:
+        if len(goal) != 2 or goal[0] not in alphas or goal[1] < 1:
+            raise ConfigError(
+                f"study.params.population_share_goals: {list(goal)} is not [α, N] with α in "
+                f"study.params.population_alphas={list(alphas)}"
+            )

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from runner.errors import ConfigError, DataError
+from runner.errors import ConfigError
 from runner.evaluation import score_gates
 from runner.features import with_lexical_features
 from runner.results import StudyResult
@@ -113,7 +113,10 @@ class GuaranteeCheck(Study, name="guarantee_check", titles=TITLES):
             raise ConfigError(
                 f"study.params.calibration_fraction={params.calibration_fraction}: in (0, 1)"
             )
-        _check_population(params)
+        population_check.check_settings(
+            params.population_rows, params.population_alphas, params.population_splits,
+            params.population_share_goals,
+        )  # fmt: skip
 
     def run(self, data: Any, run: RunContext) -> StudyResult:
         """Score once, then calibrate and route over every split and every shift."""
@@ -164,43 +167,20 @@ class GuaranteeCheck(Study, name="guarantee_check", titles=TITLES):
         return result
 
     def _population(self, result: StudyResult, rows: dict, run: RunContext) -> None:
-        """The population check: the file as the population, calibration draws of each
-        size, the population accepted risk of each threshold (`population_check`)."""
+        """The population check (`population_check.run`): its table, goals and files."""
         params = self.params
-        pop = population_check.Population(rows["y"], rows["risk"], rows["group"])
-        too_many = [n for n in params.population_rows if n >= pop.rows]
-        if too_many:
-            raise DataError(
-                f"study.params.population_rows={too_many}: the population has {pop.rows:,} "
-                "rows; calibration draws must leave rows out"
-            )
-        rng = np.random.default_rng([run.seed, 1])  # its own stream: other splits stay put
-        outcomes = population_check.check(
-            pop, list(params.population_rows), list(params.population_alphas),
-            params.population_splits, self.routing, rng, params.mapie_reference,
+        checked = population_check.run(
+            population_check.Population(rows["y"], rows["risk"], rows["group"]),
+            list(params.population_rows), list(params.population_alphas),
+            params.population_splits, self.routing, run.seed, params.mapie_reference,
         )  # fmt: skip
-        table = population_check.outcomes_frame(outcomes)
-        alphas = [float(a) for a in params.population_alphas]
-        hindsight = {a: pop.hindsight_share(a) for a in alphas}
-        delta = float(self.routing.delta)
-        floor = {
-            (a, int(n)): pop.noise_floor_share(int(n), a, delta)
-            for n in params.population_rows
-            for a in alphas
-        }
         goals = [(float(a), int(n)) for a, n in params.population_share_goals]
         guarantee_tables.add_population(
-            result, table, hindsight, floor, delta, params.max_share_gap, goals
-        )
-        result.files["population_splits.parquet"] = table
-        result.extra["guarantee_check.json"]["population"] = {
-            "rows": pop.rows,
-            "groups": len(pop.members),
-            "calibration_rows": list(params.population_rows),
-            "alphas": list(params.population_alphas),
-            "splits": params.population_splits,
-            "hindsight_share": {str(a): s for a, s in hindsight.items()},
-        }
+            result, checked.table, checked.hindsight, checked.floor,
+            float(self.routing.delta), params.max_share_gap, goals,
+        )  # fmt: skip
+        result.files["population_splits.parquet"] = checked.table
+        result.extra["guarantee_check.json"]["population"] = checked.summary
 
     def _verifier_risk(self, frame: pd.DataFrame) -> np.ndarray | None:
         """The verifier's risk on every row (None without ``routing.verifier``)."""
@@ -259,28 +239,6 @@ class GuaranteeCheck(Study, name="guarantee_check", titles=TITLES):
         if population is not None:
             figures["guarantee_population"] = population
         return figures
-
-
-def _check_population(params: Params) -> None:
-    """Population sizes, targets and share goals that make sense, before any data."""
-    if any(isinstance(n, bool) or int(n) != n or n < 1 for n in params.population_rows):
-        raise ConfigError(
-            f"study.params.population_rows={list(params.population_rows)}: positive row counts"
-        )
-    if not params.population_rows:
-        return
-    if params.population_splits < 1:
-        raise ConfigError(f"study.params.population_splits={params.population_splits}: >= 1")
-    if not params.population_alphas or not all(0 < a < 1 for a in params.population_alphas):
-        raise ConfigError(
-            f"study.params.population_alphas={list(params.population_alphas)}: targets in (0, 1)"
-        )
-    for goal in params.population_share_goals:
-        if len(goal) != 2 or goal[0] not in params.population_alphas or goal[1] < 1:
-            raise ConfigError(
-                f"study.params.population_share_goals: {list(goal)} is not [α, N] with α in "
-                f"study.params.population_alphas={list(params.population_alphas)}"
-            )
 
 
 def _rows(frame: pd.DataFrame, risk: np.ndarray, verifier: np.ndarray | None) -> dict:
