@@ -213,7 +213,7 @@ def test_route_sets_its_shares_beside_the_fitted_ones_and_warns_only_beyond_them
 ):
     like = calibrated_route(gate_knows)  # the calibration rows themselves
     final = like.decisions["final_decision"].to_numpy()
-    block = cascade_shares.check(like.metadata, like.plan, final, like.rows_sent)
+    block = cascade_shares.route_shares(like.metadata, like.plan, final, like.rows_sent)
     assert block["compared"] and not block["flagged"]
     for label, key in cascade_shares.SHARES.items():
         share = block["shares"][label]
@@ -230,7 +230,7 @@ def test_route_sets_its_shares_beside_the_fitted_ones_and_warns_only_beyond_them
 
     unlike = calibrated_route(gate_knows, riskiest=0.3)  # its riskiest 30 %: review 1 row in 3
     final = unlike.decisions["final_decision"].to_numpy()
-    block = cascade_shares.check(unlike.metadata, unlike.plan, final, unlike.rows_sent)
+    block = cascade_shares.route_shares(unlike.metadata, unlike.plan, final, unlike.rows_sent)
     assert block["flagged"] and block["shares"]["review"]["gap_beyond_intervals"]
     assert block["shares"]["review"]["realised"] == pytest.approx(np.mean(final == "review"))
     assert "review 0.3" in block["why"] and "vs 0.100 [" in block["why"]
@@ -257,7 +257,7 @@ def test_a_model_registered_before_the_intervals_is_compared_on_its_stored_share
     ci = binomtest(100, 1000).proportion_ci(confidence_level=0.95, method="exact")
     assert fit.intervals["review_share"] == pytest.approx((ci.low, ci.high))
     # what issue 44 saw: every band row sent and reviewed; flagged on two shares and more
-    block = cascade_shares.compare(
+    block = cascade_shares.compare_shares(
         fit, {"accept": 290, "verify": 0, "review": 710, "sent to verifier": 610}, 1000
     )
     assert block["flagged"]

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from runner.routing.config import RoutingConf
-from runner.routing.population_check import Population, check, outcomes_frame
+from runner.routing.population_check import Population, draw_outcomes, population_frame
 
 
 def population(n_groups: int = 600, seed: int = 0) -> Population:
@@ -62,7 +62,9 @@ def test_the_risk_controlled_rule_holds_on_the_population_at_most_delta_of_the_t
 
     pop = population(n_groups=3000, seed=3)
     routing = RoutingConf(accept_rule="risk_controlled", max_accepted_risk=0.2, delta=0.1)
-    frame = outcomes_frame(check(pop, [1000], [0.2], 200, routing, np.random.default_rng(5)))
+    frame = population_frame(
+        draw_outcomes(pop, [1000], [0.2], 200, routing, np.random.default_rng(5))
+    )
     for method, sub in frame.groupby("method"):
         k = int(sub["violated"].sum())
         assert binomtest(k, len(sub)).proportion_ci(method="exact").low <= 0.1, method

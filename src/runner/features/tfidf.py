@@ -27,8 +27,8 @@ from runner.features.tfidf_vectors import (
     best_sentence_cosine,
     context_matrix,
     context_terms,
-    fingerprint,
     tfidf_rows,
+    vocabulary_fingerprint,
 )
 from runner.text import tokenize
 
@@ -125,7 +125,7 @@ class TfidfSupport(TransformerMixin, BaseEstimator):
         validate_texts(X, TEXT_COLUMNS)
         vectorizer = self.vectorizer_
         if getattr(self, "_vectors_key", None) is None:  # once per fitted (or loaded) model
-            self._vectors_key = fingerprint(vectorizer)
+            self._vectors_key = vocabulary_fingerprint(vectorizer)
         entries = context_terms(vectorizer, self._vectors_key, X["context"].tolist())
         answers = tfidf_rows(vectorizer, self._vectors_key, answer_tokens(X["answer"].tolist()))
         columns = {}

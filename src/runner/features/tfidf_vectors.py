@@ -61,7 +61,7 @@ class ContextTerms:
     sentences: int
 
 
-def fingerprint(vectorizer) -> str:
+def vocabulary_fingerprint(vectorizer) -> str:
     """sha256 of a fitted vectorizer's vocabulary and IDF: the key its kept vectors share
     with every copy of the same fitted model (an MLflow model loaded twice, a clone)."""
     digest = hashlib.sha256(np.ascontiguousarray(vectorizer.idf_).tobytes())

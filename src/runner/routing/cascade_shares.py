@@ -88,7 +88,7 @@ def fitted(metadata: dict[str, Any]) -> Fitted:
     return Fitted(shares, intervals, REBUILT)
 
 
-def compare(fit: Fitted, counts: dict[str, int], rows: int) -> dict[str, Any]:
+def compare_shares(fit: Fitted, counts: dict[str, int], rows: int) -> dict[str, Any]:
     """Each share fitted beside realised (`counts`: rows per `SHARES` label out of `rows`
     routed), whether their intervals are disjoint, and one line saying which are."""
     shares, off = {}, []
@@ -120,10 +120,10 @@ def compare(fit: Fitted, counts: dict[str, int], rows: int) -> dict[str, Any]:
     }
 
 
-def check(
+def route_shares(
     metadata: dict[str, Any], plan: RoutedCascade, final: np.ndarray, rows_sent: int
 ) -> dict[str, Any]:
-    """The ``shares`` block of route's cascade summary: `compare` for a calibrated cascade
+    """The ``shares`` block of route's cascade summary: `compare_shares` for a calibrated cascade
     (`final`: each routed row's final decision), else why there is nothing to compare."""
     if not plan.calibrated:
         return {
@@ -136,7 +136,7 @@ def check(
         return {"compared": False, "flagged": False, "why": "no routed rows"}
     counts = {band: int((final == band).sum()) for band in ("accept", "verify", "review")}
     counts["sent to verifier"] = rows_sent
-    return compare(fitted(metadata), counts, int(final.size))
+    return compare_shares(fitted(metadata), counts, int(final.size))
 
 
 def add_shares(result: StudyResult, block: dict[str, Any]) -> None:

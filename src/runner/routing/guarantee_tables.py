@@ -143,7 +143,7 @@ def add_population(
 ) -> None:
     """The ``population`` table and its goals (`runner.routing.population_check`).
 
-    `table` holds one row per (N, α, method, split) (`population_check.outcomes_frame`);
+    `table` holds one row per (N, α, method, split) (`population_check.population_frame`);
     `hindsight` maps α to the population's best fixed share, `floor` (α, N) to the
     noise floor's share (`Population.noise_floor_share`); `share_goals` lists the (α, N)
     whose gate share must be within `max_share_gap` of the hindsight share.

@@ -149,7 +149,7 @@ def _outcome(
     )
 
 
-def check(
+def draw_outcomes(
     pop: Population,
     rows: list[int],
     alphas: list[float],
@@ -195,14 +195,14 @@ def check(
     return out
 
 
-def outcomes_frame(outcomes: list[PopulationOutcome]) -> pd.DataFrame:
+def population_frame(outcomes: list[PopulationOutcome]) -> pd.DataFrame:
     """One row per (N, α, method, split)."""
     return pd.DataFrame([asdict(o) for o in outcomes])
 
 
 @dataclass(frozen=True)
 class Checked:
-    """What `run` gives: one row per draw and method, and the references per α (and N)."""
+    """What `check_population` gives: one row per draw and method, the references per α."""
 
     table: pd.DataFrame
     hindsight: dict[float, float]  # α -> the population's best fixed share
@@ -210,7 +210,7 @@ class Checked:
     summary: dict[str, Any]
 
 
-def run(
+def check_population(
     pop: Population,
     rows: list[int],
     alphas: list[float],
@@ -236,7 +236,7 @@ def run(
             "calibration draws must leave rows out"
         )
     rng = np.random.default_rng([seed, 1])
-    table = outcomes_frame(check(pop, rows, alphas, splits, routing, rng, reference))
+    table = population_frame(draw_outcomes(pop, rows, alphas, splits, routing, rng, reference))
     alphas = [float(a) for a in alphas]
     delta = float(routing.delta)
     hindsight = {a: pop.hindsight_share(a) for a in alphas}
@@ -252,7 +252,7 @@ def run(
     return Checked(table, hindsight, floor, summary)
 
 
-def check_settings(
+def check_population_settings(
     rows: list[int], alphas: list[float], splits: int, share_goals: list[list[Any]]
 ) -> None:
     """Population sizes, targets and share goals that make sense, before any data (named as

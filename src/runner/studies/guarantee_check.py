@@ -113,7 +113,7 @@ class GuaranteeCheck(Study, name="guarantee_check", titles=TITLES):
             raise ConfigError(
                 f"study.params.calibration_fraction={params.calibration_fraction}: in (0, 1)"
             )
-        population_check.check_settings(
+        population_check.check_population_settings(
             params.population_rows, params.population_alphas, params.population_splits,
             params.population_share_goals,
         )  # fmt: skip
@@ -167,9 +167,9 @@ class GuaranteeCheck(Study, name="guarantee_check", titles=TITLES):
         return result
 
     def _population(self, result: StudyResult, rows: dict, run: RunContext) -> None:
-        """The population check (`population_check.run`): its table, goals and files."""
+        """The population check (`population_check.check_population`): table, goals, files."""
         params = self.params
-        checked = population_check.run(
+        checked = population_check.check_population(
             population_check.Population(rows["y"], rows["risk"], rows["group"]),
             list(params.population_rows), list(params.population_alphas),
             params.population_splits, self.routing, run.seed, params.mapie_reference,

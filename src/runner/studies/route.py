@@ -132,7 +132,7 @@ class Route(Study, name="route", titles=TITLES):
             cascade_info = stream_report.add_cascade(result, plan, names, final, totals)
             runtime["cascade"] = cascade_info
             sent = cascade_info["rows_sent_to_verifier"]
-            shares = cascade_shares.check(model.metadata, plan, final, sent)
+            shares = cascade_shares.route_shares(model.metadata, plan, final, sent)
             cascade_shares.add_shares(result, shares)
         if rows.labelled:
             stream_report.add_realised(result, model, totals.labels, names, final)
