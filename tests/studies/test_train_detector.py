@@ -38,6 +38,7 @@ TRAIN = (
     "train.checkpoint_every=2",
     "train.lr=1e-3",
     "detector.max_length=128",
+    "detector.freeze_layers=1",  # the tiny backbone has 2 layers: the lower one stays as saved
     "detector.recipe=token",  # the token recipe; the sentence one: test_train_detector_sentence.py
 )
 
@@ -141,6 +142,10 @@ def test_detector_eval_reports_the_trained_rows(trained):
     cols = set(cells.loc[cells["table"] == "detector_test", "column"])
     assert "stacked ragscope_e + detector/AP" in cols and "detector [int8]/AUROC" in cols
     assert "ragscope_e (fit on train)/AP" in cols
+    assert "fused ragscope_e + detector aggregates/AUROC" in cols  # issue 43, item 4
+    scores = pd.read_parquet(_run_dir(root, "detector_eval") / "scores.parquet")
+    fused = scores["fused ragscope_e + detector aggregates"]
+    assert fused.notna().all() and not fused.equals(scores["stacked ragscope_e + detector"])
 
 
 def test_the_shipped_minilm_loads_offline_as_a_token_classifier():

@@ -172,3 +172,16 @@ def test_every_halubench_row_gets_inputs_at_the_default_window(tokenizer):
     assert sorted(set(pairs.example_of.tolist())) == list(range(len(frame)))
     assert pairs.stats.questions_cut > 0
     assert pairs.encoded.lengths().max() <= 128
+
+
+def test_question_tokens_caps_the_prompt_so_the_window_goes_to_evidence(tokenizer):
+    instruction = "Instruction: write an objective overview of the business " + "in detail " * 20
+    free = InputRule(max_length=128)
+    capped = InputRule(max_length=128, question_tokens=12)
+    _, free_costs, free_cut = fit_questions(tokenizer, free, [instruction, "Where is it?"])
+    questions, costs, cut = fit_questions(tokenizer, capped, [instruction, "Where is it?"])
+    assert free_cut == 0 and cut == 1  # the cap, not the window, cut it
+    assert costs[0] <= 12 < free_costs[0]
+    assert instruction.startswith(questions[0]) and questions[1] == "Where is it?"
+    with pytest.raises(ConfigError, match="question_tokens"):
+        InputRule(question_tokens=0)

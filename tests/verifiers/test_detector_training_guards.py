@@ -106,3 +106,12 @@ def test_row_counts_below_one_are_refused(value):
         with pytest.raises(ConfigError, match=f"train.{name} must be >= 1 or null"):
             TrainConf(**{name: value})
     TrainConf(max_examples=None, val_max_examples=None)  # null: every row
+
+
+def test_negative_share_and_frozen_layers_below_their_range_are_refused():
+    from runner.verifiers.detector_config import DetectorConf
+
+    with pytest.raises(ConfigError, match="negatives_per_positive must be > 0"):
+        TrainConf(negatives_per_positive=0)
+    with pytest.raises(ConfigError, match="freeze_layers must be >= 0"):
+        DetectorConf(freeze_layers=-1).check_recipe()

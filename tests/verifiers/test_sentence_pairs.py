@@ -103,3 +103,45 @@ def test_aggregates_of_sentence_probabilities():
         aggregate([0.3], "mean")
     risks = example_risks(np.array([0.1, 0.7, 0.4]), np.array([0, 0, 1]), 2, "max")
     assert risks.tolist() == [0.7, 0.4]
+
+
+def test_subsampling_keeps_every_positive_and_a_seeded_share_of_negatives(tokenizer):
+    from runner.verifiers.sentence_pairs import subsample_negatives
+
+    rule = InputRule(max_length=128)
+    questions = [f"Question {k}?" for k in range(6)]  # each example's inputs differ
+    pairs = build_pairs(
+        tokenizer, rule, questions, [CONTEXT] * 6, [ANSWER] * 6, [f"r{k}" for k in range(6)],
+        [GOLD] * 6,
+    )  # fmt: skip
+    assert pairs.labels.tolist() == [0, 1, 1] * 6
+    kept = subsample_negatives(pairs, 0.25, seed=3)
+    assert int(kept.labels.sum()) == 12 and int((kept.labels == 0).sum()) == 3  # 0.25 x 12
+    again = subsample_negatives(pairs, 0.25, seed=3)
+    assert kept.encoded.input_ids == again.encoded.input_ids  # the seed decides
+    # every list of the subset still lines up: pair k of the subset is a pair of the whole
+    columns = (pairs.encoded.input_ids, pairs.example_of, pairs.spans, pairs.labels)
+    whole = {tuple(ids): (o, s, y) for ids, o, s, y in zip(*columns, strict=True)}
+    for ids, o, s, y in zip(
+        kept.encoded.input_ids, kept.example_of, kept.spans, kept.labels, strict=True
+    ):
+        assert whole[tuple(ids)][0] == o and whole[tuple(ids)][1:] == (s, y)
+    assert len(kept.token_gold) == len(kept.labels) == len(kept.encoded.answer_offsets)
+    assert subsample_negatives(pairs, None, seed=3) is pairs
+    assert subsample_negatives(pairs, 10.0, seed=3) is pairs  # more asked than exist: all
+
+
+def test_a_record_context_gives_each_sentence_its_field_facts(tokenizer):
+    record = (
+        "{'name': 'Apna Kitchen', 'hours': {'Tuesday': '16:30-21:0'}, "
+        + ", ".join(f"'field{k}': 'filler value number {k}'" for k in range(40))
+        + ", 'attributes': {'RestaurantsReservations': True}}"
+    )
+    answer = "Apna Kitchen takes reservations. It opens at 16:30 on Tuesday."
+    rule = InputRule(max_length=128, include_question=False, units="by_form")
+    pairs = build_pairs(tokenizer, rule, [""], [record], [answer], ["r1"])
+    first = _decode(tokenizer, pairs.encoded.input_ids[0])
+    second = _decode(tokenizer, pairs.encoded.input_ids[1])
+    assert "attributes restaurants reservations : yes" in first
+    assert "hours tuesday : 16 : 30 - 21 : 0" in second
+    assert "{" not in first + second

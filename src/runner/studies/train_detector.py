@@ -45,6 +45,7 @@ from runner.verifiers import (
     plan_key,
     plan_settings,
     promote,
+    read_config_json,
     resolve_device,
     resolve_source,
     sample_rows,
@@ -87,6 +88,12 @@ class TrainDetector(Study, name="train_detector", titles=TITLES):
         if Path(folder).is_dir():
             check_weights_present(folder, "detector.backbone")
             check_tokenizer_present(folder, "detector.backbone")
+            layers = read_config_json(folder).get("num_hidden_layers")
+            if layers is not None and detector.freeze_layers >= int(layers):
+                raise ConfigError(
+                    f"detector.freeze_layers={detector.freeze_layers} leaves no layer to train: "
+                    f"the backbone {folder} has {layers}"
+                )
 
     def run(self, data: Any, run: RunContext) -> StudyResult:
         """Split, train with the recipe (resumable), choose the threshold, hand over the
@@ -125,7 +132,8 @@ class TrainDetector(Study, name="train_detector", titles=TITLES):
         )  # fmt: skip
         job = RecipeJob(
             source, AutoTokenizer.from_pretrained(source), rule, settings, detector,
-            (train_rows, val_rows), out_dir, run.progress,
+            (train_rows, val_rows), out_dir, run.progress, conf.negatives_per_positive,
+            conf.synthetic_per_positive,
         )  # fmt: skip
         trained = train_recipe(detector.recipe, job)
         done = trained.done
@@ -158,6 +166,7 @@ class TrainDetector(Study, name="train_detector", titles=TITLES):
                 "train_seconds": done.train_seconds,
                 "resumed_from_step": done.resumed_from,
                 "freeze_embeddings": detector.freeze_embeddings,
+                "freeze_layers": detector.freeze_layers,
                 "settings": asdict(settings),
                 "plan_key": key,
             },

@@ -29,7 +29,12 @@ from runner.verifiers.evidence import POLICIES, select_evidence, top_k_sentences
 from runner.verifiers.fingerprint import folder_sha256
 from runner.verifiers.hhem import HHEM_TEMPLATE, HHEMVerifier
 from runner.verifiers.lettuce_detect import LettuceDetectVerifier, TokenScores
-from runner.verifiers.loading import ModelNotAvailableError, resolve_source, use_registry
+from runner.verifiers.loading import (
+    ModelNotAvailableError,
+    read_config_json,
+    resolve_source,
+    use_registry,
+)
 from runner.verifiers.promotion import (
     CANDIDATE_ALIAS,
     Promotion,
@@ -115,6 +120,7 @@ __all__ = [
     "predict_pair_probs",
     "predict_token_probs",
     "promote",
+    "read_config_json",
     "read_detector_card",
     "resolve_device",
     "resolve_source",

@@ -43,6 +43,8 @@ def _check_recipe(self: Any) -> None:
         raise ConfigError(f"detector.recipe {self.recipe!r} not in {RECIPES}")
     if self.aggregate not in AGGREGATES:
         raise ConfigError(f"detector.aggregate {self.aggregate!r} not in {AGGREGATES}")
+    if self.freeze_layers < 0:
+        raise ConfigError(f"detector.freeze_layers must be >= 0, got {self.freeze_layers}")
     if self.recipe == "sentence" and self.rule != "evidence":
         raise ConfigError(
             f"detector.recipe=sentence selects evidence per sentence: detector.rule must be "
@@ -67,6 +69,10 @@ DetectorConf = make_dataclass(
         ("aggregate", str, field(default="max")),
         *fields_of(InputRule, max_length=TRAINING_MAX_LENGTH),  # declared once, in InputRule
         ("freeze_embeddings", bool, field(default=True)),
+        # the lower encoder layers left as pretrained (with the embeddings): their backward
+        # pass is skipped, so a step costs less (docs/detector.md, "More learning per CPU
+        # second")
+        ("freeze_layers", int, field(default=0)),
         ("model_name", str, field(default="ragtruth_detector")),
         ("alias", str, field(default="champion")),
     ],
@@ -97,6 +103,10 @@ def _check_rows(self: Any) -> None:
         value = getattr(self, name)
         if value is not None and (isinstance(value, bool) or int(value) < 1):
             raise ConfigError(f"train.{name} must be >= 1 or null (all rows), got {value}")
+    for name in ("negatives_per_positive", "synthetic_per_positive"):
+        ratio = getattr(self, name)
+        if ratio is not None and not float(ratio) > 0:
+            raise ConfigError(f"train.{name} must be > 0 or null, got {ratio}")
 
 
 TrainConf = make_dataclass(
@@ -105,6 +115,12 @@ TrainConf = make_dataclass(
         ("max_examples", Optional[int], field(default=8000)),
         ("val_share", float, field(default=0.1)),
         ("val_max_examples", Optional[int], field(default=600)),
+        # sentence recipe: keep every positive pair and this many negative pairs per
+        # positive, drawn with the seed (null: every pair)
+        ("negatives_per_positive", Optional[float], field(default=None)),
+        # sentence recipe: synthetic hallucinated sentences made from train rows, this many
+        # per real positive sentence (runner.verifiers.synthetic_rows; null: none)
+        ("synthetic_per_positive", Optional[float], field(default=None)),
         # the optimisation settings, declared once in TrainSettings; a training run here
         # takes a larger learning rate, and a time budget that is only a safety cap
         *fields_of(TrainSettings, lr=1e-4, time_budget_min=TIME_CAP_MINUTES),

@@ -92,6 +92,14 @@ class InputRule:
         ``windows``: context tokens shared by neighbouring windows (at most half a window).
     unit_words : int
         ``evidence``: longest unit in words (longer sentences are split).
+    units : {"sentences", "by_form"}
+        ``evidence`` of the sentence recipe: what a context is cut into
+        (`runner.verifiers.context_units`): sentences, or a record's field facts and
+        prose's sentences.
+    question_tokens : int or None
+        Most tokens the prompt without evidence may take (`fit_questions` cuts a longer
+        question to its head); None: all the window leaves. RAGTruth's Data2txt
+        "question" is a 60-token writing instruction that took half a 128-token window.
     answer_share : float
         Largest share of the window one answer piece may take; a longer answer is scored
         in more pieces, so each keeps at least the rest of the window for its evidence.
@@ -106,8 +114,12 @@ class InputRule:
     window_overlap: int = 64
     unit_words: int = 48
     answer_share: float = 1.0
+    units: str = "sentences"
+    question_tokens: int | None = None
 
     def __post_init__(self) -> None:
+        if self.units not in ("sentences", "by_form"):  # runner.verifiers.context_units.UNITS
+            raise ConfigError(f"detector units {self.units!r} not in ('sentences', 'by_form')")
         if self.rule not in RULES:
             raise ConfigError(f"input rule {self.rule!r} not in {RULES}")
         if self.template not in TEMPLATES:
@@ -121,6 +133,8 @@ class InputRule:
             raise ConfigError(f"answer_share must be in [0.1, 1], got {self.answer_share}")
         if self.unit_words < 1:
             raise ConfigError(f"unit_words must be >= 1, got {self.unit_words}")
+        if self.question_tokens is not None and self.question_tokens < 1:
+            raise ConfigError(f"question_tokens must be >= 1 or null, got {self.question_tokens}")
         if self.window_overlap < 0:
             raise ConfigError(f"window_overlap must be >= 0, got {self.window_overlap}")
 
@@ -195,9 +209,10 @@ def fit_questions(
 
     The prompt without evidence (`format_prompt` of the question and an empty context)
     may take at most ``max_length`` less the special tokens, `MIN_EVIDENCE_TOKENS` and
-    `MIN_ANSWER_TOKENS`. A question whose prompt takes more is cut at a token start to the
-    longest head whose prompt fits (its start states what is asked), so every row is
-    scored; questions that fit are returned unchanged.
+    `MIN_ANSWER_TOKENS`, and at most ``rule.question_tokens`` when set. A question whose
+    prompt takes more is cut at a token start to the longest head whose prompt fits (its
+    start states what is asked), so every row is scored; questions that fit are returned
+    unchanged.
 
     Returns
     -------
@@ -206,6 +221,8 @@ def fit_questions(
     questions = list(questions)
     special = tokenizer.num_special_tokens_to_add(pair=True)
     limit = rule.max_length - special - MIN_EVIDENCE_TOKENS - MIN_ANSWER_TOKENS
+    if rule.question_tokens is not None:
+        limit = min(limit, rule.question_tokens)
 
     def cost(question: str) -> int:
         prompt = format_prompt(question, "", rule.include_question, rule.template)

@@ -34,8 +34,14 @@ from runner.verifiers.detector_training import (
     predict_token_probs,
     train,
 )
-from runner.verifiers.sentence_pairs import AGGREGATES, build_pairs, example_risks
+from runner.verifiers.sentence_pairs import (
+    AGGREGATES,
+    build_pairs,
+    example_risks,
+    subsample_negatives,
+)
 from runner.verifiers.sentence_training import pair_metrics, predict_pair_probs, train_sentences
+from runner.verifiers.synthetic_rows import positive_sentences, synthetic_rows
 from runner.verifiers.token_labels import gold_spans
 
 
@@ -65,16 +71,30 @@ class RecipeJob:
     rows: tuple[pd.DataFrame, pd.DataFrame]
     out_dir: Path
     progress: bool
+    negatives_per_positive: float | None = None
+    synthetic_per_positive: float | None = None
 
     def model(self, model_class: Any) -> Any:
-        """The backbone with a fresh 2-label head (seeded), embeddings frozen if asked."""
+        """The backbone with a fresh 2-label head (seeded), embeddings and the lower
+        ``detector.freeze_layers`` encoder layers frozen if asked."""
         import torch
 
         torch.manual_seed(self.settings.seed)
         model = model_class.from_pretrained(self.source, num_labels=2)
-        if self.detector.freeze_embeddings:
+        frozen = int(getattr(self.detector, "freeze_layers", 0) or 0)
+        if self.detector.freeze_embeddings or frozen:
             for p in model.base_model.embeddings.parameters():
                 p.requires_grad_(False)
+        if frozen:
+            layers = model.base_model.encoder.layer
+            if frozen >= len(layers):
+                raise ConfigError(
+                    f"detector.freeze_layers={frozen} leaves no layer to train: the backbone "
+                    f"has {len(layers)}"
+                )
+            for layer in layers[:frozen]:
+                for p in layer.parameters():
+                    p.requires_grad_(False)
         return model
 
 
@@ -133,7 +153,13 @@ def train_sentence_recipe(job: RecipeJob) -> Trained:
     (train_rows, val_rows), tokenizer, settings = job.rows, job.tokenizer, job.settings
     detector = job.detector
     model = job.model(AutoModelForSequenceClassification)
-    train_data = labelled_pairs(tokenizer, job.rule, train_rows)
+    synthetic = None
+    if job.synthetic_per_positive:
+        wanted = round(job.synthetic_per_positive * positive_sentences(train_rows))
+        made, synthetic = synthetic_rows(train_rows, wanted, settings.seed)
+        train_rows = pd.concat([train_rows, made], ignore_index=True)
+    built = labelled_pairs(tokenizer, job.rule, train_rows)
+    train_data = subsample_negatives(built, job.negatives_per_positive, settings.seed)
     val_data = labelled_pairs(tokenizer, job.rule, val_rows)
     memo: dict = {}
     done = train_sentences(
@@ -159,7 +185,10 @@ def train_sentence_recipe(job: RecipeJob) -> Trained:
         "classification; example risk = aggregate of sentence probabilities",
         "aggregate": detector.aggregate,
         "aggregates": aggregates,
+        "synthetic": synthetic,
         "pairs": {
+            "built": len(built.labels),
+            "negatives_per_positive": job.negatives_per_positive,
             "train": len(train_data.labels),
             "positive_share": float(train_data.labels.mean()) if len(train_data.labels) else 0.0,
             "validation": len(val_data.labels),
