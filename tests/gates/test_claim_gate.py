@@ -27,7 +27,9 @@ def test_a_claim_risk_is_a_span_that_is_the_whole_claim():
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
-        ({"trained_on": "wice:test"}, r"trained_on='wice:test': one of \['wice:dev'\]"),
+        ({"trained_on": "wice:test"}, r"trained_on='wice:test': one or more of \['wice:dev'"),
+        ({"trained_on": "wice:dev+wice:dev"}, r"joined by '\+', each once"),
+        ({"ragtruth_sentences": 0}, "ragtruth_sentences must be >= 1"),
         ({"threshold": 1.0}, r"threshold must be in \[0, 1\)"),
         ({"features": ["nosuch"]}, "unknown lexical feature"),
     ],
@@ -53,6 +55,46 @@ def test_it_fits_on_wice_dev_says_so_and_scores_the_same_twice(monkeypatch):
     with pytest.raises(ConfigError, match="trained on wice:dev, which is the data this run"):
         s1.check_disjoint("claims_verification", "wice", {"split": "dev"})
     s1.check_disjoint("claims_verification", "wice", {"split": "test"})  # never seen: allowed
+
+
+@pytest.mark.slow  # reads RAGTruth train (~5 s)
+def test_it_fits_on_wice_and_ragtruth_sentences_and_names_every_part(monkeypatch):
+    monkeypatch.setenv("RUNNER_DATA_DIR", str(real_data_dir()))
+    parts = "wice:dev+wice:dev_oracle+wice:non_supported_tokens/train+ragtruth:train"
+    gate = ClaimGate(trained_on=parts, ragtruth_sentences=400)
+    gate.check_sources()
+    rows, y = gate.training_rows()
+    assert len(rows) == 349 + 1043 + 374 + 400 == len(y)
+    assert set(np.unique(y)) == {0, 1}
+    risk = [s.risk for s in gate.token_scores([""], ["The bridge opened in 1932."],
+                                              ["The bridge opened in 1932."])]  # fmt: skip
+    assert 0.0 < risk[0] < 1.0
+    s1 = SpanDetector(gate, threshold=None)
+    # the dev oracle chunks are WiCE dev: the card names the data read, each part once
+    assert s1.trained_on() == ["ragtruth:train", "wice:dev", "wice:non_supported_tokens/train"]
+    with pytest.raises(ConfigError, match="trained on wice:dev, which is the data this run"):
+        s1.check_disjoint("claims_verification", "wice", {"split": "dev"})
+    s1.check_disjoint("claims_verification", "wice", {"split": "test"})
+    s1.check_disjoint("hri_predicted", "factbench", {})  # Factcheck-Bench: never read
+
+
+def test_ragtruth_sentences_are_labelled_by_overlap_with_a_gold_span(monkeypatch):
+    from runner.data import ragtruth_sentences as module
+
+    class Loaded:
+        frame = pd.DataFrame(
+            {
+                "question": ["q"],
+                "context": ["ctx"],
+                "answer": ["Paris is big. It has 9 moons! Fine"],
+                "spans": [[{"start": 20, "end": 22}]],  # "9 " inside sentence 2
+            }
+        )
+
+    monkeypatch.setattr(module, "load_ragtruth", lambda **_: Loaded())
+    rows, y = module.ragtruth_sentence_claims(10, seed=0)
+    assert rows["answer"].tolist() == ["Paris is big", "It has 9 moons", "Fine"]
+    assert y.tolist() == [0, 1, 0]
 
 
 @pytest.mark.slow  # the claim study over the 358 real WiCE test claims (~10 s)

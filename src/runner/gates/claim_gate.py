@@ -23,14 +23,27 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
-from runner.data import GREEN, load_wice
+from runner.data import GREEN, load_ragtruth, load_wice
+from runner.data.ragtruth_sentences import ragtruth_sentence_claims
+from runner.data.wice_training import load_wice_claim_training
 from runner.errors import ConfigError
 from runner.features import LEXICAL_FEATURE_NAMES
 from runner.gates.logit import LogitGate
 from runner.settings import SEED
 
-TRAINING_PARTS = {"wice:dev": "dev"}
-"""Labelled claim sets a claim gate can be fitted on (``<family>:<part>`` -> WiCE split)."""
+TRAINING_PARTS = {
+    "wice:dev": "the 349 WiCE dev claims against their cited passages",
+    "wice:dev_oracle": "the 1,043 WiCE dev oracle chunks (wice_training's dev_oracle)",
+    "wice:non_supported_tokens/train": "the 374 WiCE train sub-claims",
+    "ragtruth:train": "a seeded sample of RAGTruth train answer sentences against their "
+    "context, 1 when a sentence overlaps a gold span (runner.data.ragtruth_sentences)",
+}
+"""Labelled claim sets a claim gate can be fitted on; ``trained_on`` names one, or several
+joined by ``+`` (``wice:dev+ragtruth:train``). None shares a claim with WiCE test or
+Factcheck-Bench, the parts the claim studies evaluate; the card names each part by the data
+it read (``wice:dev_oracle`` is WiCE dev), so the claim studies refuse a gate on the part it
+saw."""
+CARD_PARTS = {"wice:dev_oracle": "wice:dev"}
 
 
 @dataclass(frozen=True)
@@ -72,6 +85,8 @@ class ClaimGate(BaseEstimator):
     threshold : float, default 0.5
         The flag threshold on the risk, used when S1's ``threshold`` is null: with balanced
         class weights, 0.5 is the fitted decision boundary.
+    ragtruth_sentences : int, default 5000
+        RAGTruth train sentences drawn (seeded) when ``trained_on`` names ``ragtruth:train``.
     data_dir : str, optional
         Root of the offline data sets (default ``$RUNNER_DATA_DIR``).
 
@@ -90,6 +105,7 @@ class ClaimGate(BaseEstimator):
         C: float = 1.0,
         random_state: int = SEED,
         threshold: float = 0.5,
+        ragtruth_sentences: int = 5000,
         data_dir: str | None = None,
     ):
         self.trained_on = trained_on
@@ -97,14 +113,22 @@ class ClaimGate(BaseEstimator):
         self.C = C
         self.random_state = random_state
         self.threshold = threshold
+        self.ragtruth_sentences = ragtruth_sentences
         self.data_dir = data_dir
 
     @classmethod
     def check_settings(cls, **settings: object) -> None:
         """The training part, the features and the threshold, before any data."""
         gate = cls(**settings)
-        if gate.trained_on not in TRAINING_PARTS:
-            raise ConfigError(f"trained_on={gate.trained_on!r}: one of {sorted(TRAINING_PARTS)}")
+        parts = gate.parts()
+        unknown = [p for p in parts if p not in TRAINING_PARTS]
+        if unknown or not parts or len(set(parts)) != len(parts):
+            raise ConfigError(
+                f"trained_on={gate.trained_on!r}: one or more of {list(TRAINING_PARTS)}, "
+                "joined by '+', each once"
+            )
+        if int(gate.ragtruth_sentences) < 1:
+            raise ConfigError(f"ragtruth_sentences must be >= 1, got {gate.ragtruth_sentences!r}")
         if not 0.0 <= float(gate.threshold) < 1.0:
             raise ConfigError(f"threshold must be in [0, 1), got {gate.threshold!r}")
         LogitGate.check_settings(features=list(gate.features), tfidf=False)
@@ -114,19 +138,51 @@ class ClaimGate(BaseEstimator):
         """What the S1 rows name as its model."""
         return f"lexical claim gate fitted on {self.trained_on}"
 
+    def parts(self) -> list[str]:
+        """The training parts ``trained_on`` names."""
+        return [p.strip() for p in str(self.trained_on).split("+") if p.strip()]
+
     def check_sources(self) -> None:
         """The training claims exist (the pre-flight check, before the study's data)."""
-        load_wice(split=TRAINING_PARTS[self.trained_on], data_dir=self.data_dir, limit=1)
+        for part in self.parts():
+            if part == "wice:dev":
+                load_wice(split="dev", data_dir=self.data_dir, limit=1)
+            elif part == "ragtruth:train":
+                load_ragtruth(split="train", data_dir=self.data_dir, limit=1)
+        if self._wice_sources():
+            load_wice_claim_training(sources=self._wice_sources(), data_dir=self.data_dir)
+
+    def _wice_sources(self) -> list[str]:
+        named = {"wice:dev_oracle": "dev_oracle", "wice:non_supported_tokens/train":
+                 "non_supported_tokens_train"}  # fmt: skip
+        return [named[p] for p in self.parts() if p in named]
+
+    def training_rows(self) -> tuple[pd.DataFrame, np.ndarray]:
+        """The claims of every training part as rows (claim = answer) and their labels."""
+        frames, labels = [], []
+        for part in self.parts():
+            if part == "wice:dev":
+                frame = load_wice(split="dev", data_dir=self.data_dir).frame
+                contexts = ["\n\n".join(p) for p in frame["passages"]]
+                frames.append(_rows(frame["question"].tolist(), contexts, frame["claim"].tolist()))
+                labels.append((frame["label"] != GREEN).astype(int).to_numpy())
+            elif part == "ragtruth:train":
+                rows, y = ragtruth_sentence_claims(
+                    int(self.ragtruth_sentences), int(self.random_state), self.data_dir
+                )
+                frames.append(rows)
+                labels.append(y)
+        if self._wice_sources():
+            frame = load_wice_claim_training(self._wice_sources(), self.data_dir).frame
+            frames.append(frame[["question", "context", "answer"]])
+            labels.append(frame["label"].to_numpy(dtype=np.int64))
+        return pd.concat(frames, ignore_index=True), np.concatenate(labels)
 
     def load(self) -> ClaimGate:
         """Fit on the training claims (once; deterministic for a given seed and data)."""
         if getattr(self, "gate_", None) is not None:
             return self
-        data = load_wice(split=TRAINING_PARTS[self.trained_on], data_dir=self.data_dir)
-        frame = data.frame
-        y = (frame["label"] != GREEN).astype(int).to_numpy()
-        contexts = ["\n\n".join(p) for p in frame["passages"]]
-        rows = _rows(frame["question"].tolist(), contexts, frame["claim"].tolist())
+        rows, y = self.training_rows()
         self.gate_ = LogitGate(
             features=list(self.features), tfidf=False, C=self.C, random_state=self.random_state
         ).fit(rows, y)
@@ -147,7 +203,7 @@ class ClaimGate(BaseEstimator):
     def _trained_card(self) -> dict[str, list[str]]:
         """What it learned from, as a trained verifier's card says it (S1's disjointness
         check reads it)."""
-        return {"trained_on": [self.trained_on]}
+        return {"trained_on": sorted({CARD_PARTS.get(p, p) for p in self.parts()})}
 
 
 def _rows(questions: Sequence[str], contexts: Sequence[str], answers: Sequence[str]):
