@@ -99,6 +99,19 @@ def test_with_verifier_scores_the_cascade_is_routed_beside_the_gate():
     )
     total = cascade.accepted_share + cascade.verify_share + cascade.review_share
     assert total == pytest.approx(1.0)
+    # where the cascade uses it, the label-reading verifier ranks perfectly
+    assert cascade.band_auroc == 1.0 and gate.band_auroc is None
+
+
+def test_the_verifier_auroc_is_read_on_the_verify_band_only():
+    from runner.routing.guarantee_check import band_auroc
+
+    y = np.array([0, 1, 0, 1, 0, 1])
+    verifier = np.array([0.9, 0.1, 0.2, 0.8, 0.3, 0.7])  # wrong on rows 0-1 only
+    band = np.array([False, False, True, True, True, True])
+    assert band_auroc(y, verifier, band) == 1.0
+    assert band_auroc(y, verifier, np.ones(6, bool)) < 1.0
+    assert band_auroc(y, verifier, np.array([True, False, True, False, False, False])) is None
 
 
 def test_a_cascade_whose_verifier_accepts_nothing_sends_it_nothing():
@@ -108,3 +121,29 @@ def test_a_cascade_whose_verifier_accepts_nothing_sends_it_nothing():
         r["verifier"] = np.random.default_rng(5).random(r["y"].size)  # knows nothing
     _, cascade = route_split("in", 0, cal, test, routing)
     assert cascade.sent_to_verifier == 0.0 and cascade.verify_share > 0
+
+
+def test_the_tables_pair_the_cascade_with_the_gate_split_by_split():
+    from runner.results import StudyResult
+    from runner.routing.guarantee_tables import CASCADE_GAIN_GOAL, add_tables
+
+    routing = RoutingConf(accept_rule="risk_controlled", max_accepted_risk=0.1, delta=0.1)
+    outcomes = []
+    for i in range(20):
+        cal, test = rows(900, 30 + i), rows(900, 60 + i)
+        for r in (cal, test):
+            r["verifier"] = r["y"] * 0.8 + 0.1
+        outcomes += route_split("in distribution", i, cal, test, routing)
+    table = outcomes_frame(outcomes)
+    result = StudyResult()
+    oracle = {"accepted_share": 0.5, "violation_rate": 0.0}
+    add_tables(result, table, oracle, 0.5, routing, 0.05)
+    cells = {(c.table, c.row, c.column): c for c in result.cells}
+    gain = cells[("guarantee", "in distribution / cascade - gate alone", "accepted share (points)")]
+    paired = table.pivot(index="split", columns="method", values="accepted_share")
+    differences = 100 * (paired["cascade"] - paired["gate"])
+    assert gain.value == pytest.approx(differences.mean())
+    assert gain.ci_low == pytest.approx(np.percentile(differences, 2.5))
+    goal = f"cascade accepts at least {CASCADE_GAIN_GOAL:g} points more than the gate alone"
+    assert cells[("goals", goal, "value")].value == pytest.approx(differences.mean())
+    assert cells[("goals", goal, "met")].value == int(differences.mean() >= CASCADE_GAIN_GOAL)

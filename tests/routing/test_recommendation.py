@@ -249,3 +249,34 @@ def test_a_target_the_review_side_leaves_no_rows_ships_a_command_whose_contract_
     )
     assert shipped.max_accepted_risk == 0.45  # the asked bound kept, the review side tighter
     assert contract_thresholds(y, risk, shipped)[1].feasible
+
+
+def _recommend_cascade(y, g, v):
+    routing = RoutingConf(
+        accept_rule="risk_controlled", max_accepted_risk=0.10, delta=0.1, gate="g"
+    )
+    verifier = rec.Verifier("det", v, ms_per_row=30.0, threshold=0.5)
+    return rec.recommend(
+        y, [scored("g", g)], routing, review_budgets=[0.1], accept_budgets=[0.5],
+        dataset_path="rows.jsonl", verifier=verifier,
+    )  # fmt: skip
+
+
+def test_a_cascade_is_recommended_only_where_it_accepts_more_than_the_gate_alone():
+    rng = np.random.default_rng(1)
+    y = (rng.random(2000) < 0.25).astype(int)
+    g = 1.5 * y + rng.normal(size=y.size)
+    # a verifier that certifies a path of its own, yet the cascade, which spends part of δ
+    # on that path, accepts no more rows than the gate alone at the full δ
+    weak = 1.0 * y + np.random.default_rng(101).normal(size=y.size)
+    routing = RoutingConf(accept_rule="risk_controlled", max_accepted_risk=0.10, delta=0.1)
+    point = rec.operating_point(y, scored("g", g), routing, rec.Verifier("det", weak, 30.0, 0.5))
+    alone = rec.operating_point(y, scored("g", g), routing)
+    assert point["path"] != "gate alone" and point["accept_share"] <= alone["accept_share"]
+    out = _recommend_cascade(y, g, weak)
+    assert out["kind"] == "gate" and out["ship"] == "g" and out["verifier"] is None
+    assert "does not pay its way" in out["why"] and "routing.verifier" not in out["command"]
+    strong = 4.0 * y + np.random.default_rng(101).normal(size=y.size)
+    out = _recommend_cascade(y, g, strong)
+    assert out["kind"] == "cascade" and "the cascade accepts" in out["why"]
+    assert out["rows"][0]["accept_share"] > alone["accept_share"]

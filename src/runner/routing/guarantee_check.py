@@ -62,6 +62,7 @@ class SplitOutcome:
     ks_p: float
     ks_flag: bool
     unseen_flag: bool
+    band_auroc: float | None = None  # cascade: the verifier's AUROC on the rows sent to it
 
 
 def group_split(groups: np.ndarray, fraction: float, rng: np.random.Generator) -> np.ndarray:
@@ -165,9 +166,21 @@ def route_split(
                 scenario, "cascade", split, c.feasible, **final,
                 verify_share=float(masks.verify.mean()),
                 sent_to_verifier=float(masks.sent.mean()), **flags,
+                band_auroc=band_auroc(test["y"], test["verifier"], bands == "verify"),
             )
         )  # fmt: skip
     return out
+
+
+def band_auroc(y: np.ndarray, verifier: np.ndarray, band: np.ndarray) -> float | None:
+    """The verifier's AUROC on the rows of the gate's verify band (where a cascade uses it);
+    None when the band holds one class."""
+    from sklearn.metrics import roc_auc_score
+
+    y_band = np.asarray(y)[band]
+    if len(np.unique(y_band)) < 2:
+        return None
+    return float(roc_auc_score(y_band, np.asarray(verifier)[band]))
 
 
 def accept_delta(guarantee: Any, routing: Any) -> float:

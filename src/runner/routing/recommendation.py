@@ -131,8 +131,10 @@ def recommend(
     """The recommendation: what to ship, why, its thresholds and bounds, its cost, the
     next budgets, and the `fit_gate` command (``recommendation.json``).
 
-    With `verifier` the cascade ``routing.gate -> verifier`` is what is recommended (the
-    gate alone when the calibrated verifier accepts nothing); without it, the best gate.
+    With `verifier` the cascade ``routing.gate -> verifier`` is what is recommended only
+    where it accepts more rows than the gate alone at the same bound (the gate alone when
+    the calibrated verifier accepts nothing or the cascade accepts no more, and `why` says
+    so); without it, the best gate.
     """
     y = np.asarray(y, dtype=np.int64)
     best, points, why = choose(y, gates, routing)
@@ -145,6 +147,15 @@ def recommend(
         if point["path"] == "gate alone":
             why = (
                 f"at this target the calibrated `{verifier.name}` accepts no verify-band row: "
+                f"ship `{best.name}` alone"
+            )
+        elif not point["accept_share"] > alone["accept_share"]:
+            # the joint calibration spends part of δ on the verifier's path, so a verifier
+            # that certifies little can leave the cascade accepting fewer rows than the gate
+            why = (
+                f"at this target the cascade with `{verifier.name}` accepts "
+                f"{point['accept_share']:.1%} of rows vs {alone['accept_share']:.1%} for "
+                f"`{best.name}` alone at the same bound: the verifier does not pay its way, "
                 f"ship `{best.name}` alone"
             )
         else:
