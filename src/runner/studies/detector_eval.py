@@ -59,6 +59,10 @@ class Params:
     fit_split: str = "train"  # RAGTruth split the baseline gates are fitted on
     fit_limit: int | None = None  # first N rows of it only (quick runs); null = all
     stacked: str | None = "ragscope_e"  # base gate of the stacked row (null: no stacked row)
+    # a second stacked row with the detector's answer-level aggregates of its sentence
+    # probabilities (token-weighted mean, share of tokens at or above its threshold) beside
+    # the max (issue 43, item 4)
+    fused: bool = True
     int8: bool = True
     span_threshold: float = 0.5
     timing_sample: int = 64
@@ -148,7 +152,7 @@ class DetectorEval(Study, name="detector_eval", titles=TITLES):
         fitted = self._baselines(run, features, scores)
         rows += list(fitted)
         if params.stacked:
-            rows += self._stacked(run, features, scores)
+            rows += self._stacked(run, features, scores, token_scores, card, verifier)
         stats = scopes.bootstrap_scopes(scores, rows, boot)
         scopes.add_scope_table(result, "detector_test", stats, rows)
         pairs = [(name, b) for b in fitted]
@@ -156,6 +160,13 @@ class DetectorEval(Study, name="detector_eval", titles=TITLES):
             pairs.append((rows[1], name))
         if params.stacked:
             pairs.append((f"stacked {params.stacked} + {name}", f"{params.stacked} (out of fold)"))
+            if params.fused:
+                pairs.append(
+                    (
+                        f"fused {params.stacked} + {name} aggregates",
+                        f"{params.stacked} (out of fold)",
+                    )
+                )
         for gate, base in pairs:
             for scope in stats.scopes():
                 for metric in ("auroc", "ap"):
@@ -198,8 +209,9 @@ class DetectorEval(Study, name="detector_eval", titles=TITLES):
             out[row] = gate_name
         return out
 
-    def _stacked(self, run, features, scores) -> list[str]:
-        """Base gate features + detector risk, and the base gate alone, both out of fold."""
+    def _stacked(self, run, features, scores, token_scores, card, verifier) -> list[str]:
+        """Base gate features + detector risk, and the base gate alone, both out of fold
+        (with ``fused``: also the base gate + the detector's answer-level aggregates)."""
         params = self.params
         frame = features.copy()
         frame["detector_risk"] = scores[params.verifier].to_numpy()
@@ -210,6 +222,16 @@ class DetectorEval(Study, name="detector_eval", titles=TITLES):
             stacked_name: clone(base).set_params(extra_features=["detector_risk"]),
             base_name: clone(base),
         }
+        if params.fused:
+            threshold = float(card.get("threshold", verifier.threshold))
+            frame["detector_mean"] = [float(np.mean(s.probs)) for s in token_scores]
+            frame["detector_flagged_share"] = [
+                float(np.mean(s.probs >= threshold)) for s in token_scores
+            ]
+            extra = ["detector_risk", "detector_mean", "detector_flagged_share"]
+            gates[f"fused {params.stacked} + {params.verifier} aggregates"] = clone(
+                base
+            ).set_params(extra_features=extra)
         oof = score_gates(gates, frame, self.split, progress=run.progress)
         for column in gates:
             scores[column] = oof[column].to_numpy()
