@@ -21,7 +21,7 @@ STUDIES := rq1_cheap_signals rq2_grouped_cv rq3_operating_points rq4_verifier_co
            rq5_source_shift rq5_source_shift_row_cv hri_example hri_calibration \
            hri_predicted claims_verification
 
-.PHONY: setup test test-fast reproduce tables ui services services-stop services-status slurm slurm-stop bench traffic guarantee train-detector detector-eval detector-curve detector-studies hashes \
+.PHONY: setup test test-fast reproduce tables ui services services-stop services-status slurm slurm-stop bench traffic guarantee train-detector detector-errors detector-eval detector-curve detector-studies hashes \
         lint format clean $(STUDIES)
 
 setup:  ## the system packages the tests need (root or sudo), then .venv with the project's pins
@@ -88,6 +88,7 @@ slurm-stop:  ## cancel its jobs, stop slurmd, slurmctld and munged, each by its 
 bench:  ## cost benchmarks: ratios against a baseline measured in the same process
 	$(PY) scripts/bench_features.py
 	$(PY) scripts/bench_gates.py
+	$(PY) scripts/bench_training.py --out artifacts/bench/training.json   # detector steps/s and rows per hour, before and after (~2 min)
 	$(PY) scripts/bench_floor.py --out artifacts/bench/floor.json   # tokenise -> features -> gate -> route, 1 and 2 workers (~2 min)
 	$(PY) scripts/bench_routing.py --out artifacts/bench/routing.json   # pyfunc vs raw gate
 	$(PY) scripts/bench_traces.py --traces 1000 \
@@ -124,8 +125,11 @@ hashes:  ## every study into a fresh folder, sha256 of its outputs (~50 min): ma
 	$(PY) scripts/study_hashes.py --out artifacts/hashes/$$(git rev-parse --short HEAD).json \
 		$(if $(COMPARE),--compare $(COMPARE),)
 
-train-detector:  ## train the local detector (MiniLM-L6, sentence recipe), register models:/ragtruth_detector@champion (~27 min, 2 cores)
+train-detector:  ## train the local detector (MiniLM-L6, sentence recipe, all of RAGTruth train), register models:/ragtruth_detector@champion (~25 min, 2 cores)
 	$(PY) -m runner experiment=train_detector
+
+detector-errors:  ## where the registered detector fails on its validation rows: by task, hallucination type, span length, position; its worst misses
+	$(PY) scripts/detector_errors.py --model models:/ragtruth_detector@champion --out artifacts/detector_errors
 
 detector-eval:  ## the registered detector on RAGTruth test: gates fitted on train, int8, stacked gate, spans (~15 min)
 	$(PY) -m runner experiment=detector_eval
