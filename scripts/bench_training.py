@@ -39,12 +39,15 @@ def main() -> None:
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from runner.data.ragtruth import load_ragtruth
-    from runner.verifiers.detector_config import backbone_folder
-    from runner.verifiers.detector_inputs import InputRule
-    from runner.verifiers.recipes import RecipeJob, labelled_pairs
-    from runner.verifiers.sentence_pairs import subsample_negatives
-    from runner.verifiers.sentence_training import pair_tensors
+    from runner.data import load_ragtruth
+    from runner.verifiers import (
+        InputRule,
+        RecipeJob,
+        backbone_folder,
+        labelled_pairs,
+        pair_tensors,
+        subsample_negatives,
+    )
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=300)

@@ -104,14 +104,18 @@ def pair_frame(pairs, rows: pd.DataFrame, spans_by_row: list[list[dict]]) -> pd.
 def main() -> None:
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from runner.data.ragtruth import load_ragtruth
+    from runner.data import load_ragtruth
     from runner.text import content_tokens, tokenize
-    from runner.verifiers.detector_inputs import InputRule
-    from runner.verifiers.loading import resolve_source
-    from runner.verifiers.recipes import labelled_pairs
-    from runner.verifiers.sentence_pairs import example_risks
-    from runner.verifiers.sentence_training import predict_pair_probs
-    from runner.verifiers.training_rows import by_task, grouped_split, sample_rows
+    from runner.verifiers import (
+        InputRule,
+        by_task,
+        example_risks,
+        grouped_split,
+        labelled_pairs,
+        predict_pair_probs,
+        resolve_source,
+        sample_rows,
+    )
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="models:/ragtruth_detector@champion")

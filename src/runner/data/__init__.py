@@ -31,6 +31,7 @@ from runner.data.mlflow_traces import labelled_traces, load_mlflow_traces, searc
 from runner.data.rag_file import PASSAGE_JOIN, duplicate_reason
 from runner.data.rag_stream import RagStream, RowStream, as_stream
 from runner.data.ragtruth import load_ragtruth
+from runner.data.ragtruth_sentences import ragtruth_sentence_claims
 from runner.data.response_frame import validate_response_frame
 from runner.data.text_files import read_text
 from runner.data.traces import (
@@ -44,6 +45,7 @@ from runner.data.traces import (
 )
 from runner.data.training_parts import evaluated_part, overlapping, trained_parts
 from runner.data.wice import load_wice
+from runner.data.wice_training import load_wice_claim_training
 from runner.frames import REQUIRED_COLUMNS
 
 __all__ = [
@@ -79,7 +81,9 @@ __all__ = [
     "load_mlflow_traces",
     "load_ragtruth",
     "load_wice",
+    "load_wice_claim_training",
     "overlapping",
+    "ragtruth_sentence_claims",
     "read_text",
     "responses_from_frame",
     "route_answer",

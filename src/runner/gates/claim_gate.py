@@ -23,9 +23,13 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
-from runner.data import GREEN, load_ragtruth, load_wice
-from runner.data.ragtruth_sentences import ragtruth_sentence_claims
-from runner.data.wice_training import load_wice_claim_training
+from runner.data import (
+    GREEN,
+    load_ragtruth,
+    load_wice,
+    load_wice_claim_training,
+    ragtruth_sentence_claims,
+)
 from runner.errors import ConfigError
 from runner.features import LEXICAL_FEATURE_NAMES
 from runner.gates.logit import LogitGate

@@ -14,6 +14,7 @@ from runner.verifiers.build import build_verifier
 from runner.verifiers.checkpoint_check import check_tokenizer_present, check_weights_present
 from runner.verifiers.deberta_nli import DebertaNLIVerifier
 from runner.verifiers.detector_config import DetectorConf, TrainConf, backbone_folder
+from runner.verifiers.detector_inputs import InputRule
 from runner.verifiers.detector_training import (
     check_training_folder,
     choose_threshold,
@@ -47,10 +48,20 @@ from runner.verifiers.promotion import (
     rows_fingerprint,
     verifier_ap,
 )
-from runner.verifiers.recipes import RecipeJob, Trained, train_recipe
+from runner.verifiers.recipes import RecipeJob, Trained, labelled_pairs, train_recipe
 from runner.verifiers.runtime import measure_verifier, score_in_chunks, time_scoring, timing_sample
-from runner.verifiers.sentence_pairs import AGGREGATES, build_pairs, example_risks
-from runner.verifiers.sentence_training import pair_metrics, predict_pair_probs, train_sentences
+from runner.verifiers.sentence_pairs import (
+    AGGREGATES,
+    build_pairs,
+    example_risks,
+    subsample_negatives,
+)
+from runner.verifiers.sentence_training import (
+    pair_metrics,
+    pair_tensors,
+    predict_pair_probs,
+    train_sentences,
+)
 from runner.verifiers.token_labels import gold_spans, span_overlap_counts
 from runner.verifiers.training_rows import (
     by_task,
@@ -84,6 +95,7 @@ __all__ = [
     "DetectorConf",
     "DetectorModel",
     "HHEMVerifier",
+    "InputRule",
     "LettuceDetectVerifier",
     "ModelNotAvailableError",
     "Promotion",
@@ -113,8 +125,10 @@ __all__ = [
     "gold_spans",
     "grouped_split",
     "label_segments",
+    "labelled_pairs",
     "measure_verifier",
     "pair_metrics",
+    "pair_tensors",
     "plan_key",
     "plan_settings",
     "predict_pair_probs",
@@ -129,6 +143,7 @@ __all__ = [
     "score_in_chunks",
     "select_evidence",
     "span_overlap_counts",
+    "subsample_negatives",
     "time_scoring",
     "timing_sample",
     "top_k_sentences",
