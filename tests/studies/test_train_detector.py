@@ -40,6 +40,7 @@ TRAIN = (
     "detector.max_length=128",
     "detector.freeze_layers=1",  # the tiny backbone has 2 layers: the lower one stays as saved
     "detector.recipe=token",  # the token recipe; the sentence one: test_train_detector_sentence.py
+    "train.negatives_per_positive=null",  # a sentence-recipe setting
 )
 
 

@@ -42,6 +42,7 @@ TRAIN = (
     "detector.max_length=128",
     "detector.freeze_layers=1",  # the tiny backbone has 2 layers: the lower one stays as saved
     "detector.recipe=token",  # the token recipe; the sentence one: test_train_detector_sentence.py
+    "train.negatives_per_positive=null",  # a sentence-recipe setting
 )
 
 
@@ -235,6 +236,8 @@ def test_bad_settings_fail_before_any_data_is_read(tmp_path, monkeypatch):
     shutil.copy(minilm_dir() / "config.json", only_config)
     with pytest.raises(ConfigError, match=r"detector.backbone=.*holds no model weights"):
         _check(tmp_path, f"detector.backbone={only_config}")
+    with pytest.raises(ConfigError, match=r"train.negatives_per_positive shapes the sentence"):
+        _check(tmp_path, "detector.recipe=token")  # the experiment keeps 2 negatives per positive
     with pytest.raises(ConfigError, match=r"detector.freeze_layers=6 leaves no layer to train"):
         _check(tmp_path, f"detector.backbone={minilm_dir()}", "detector.freeze_layers=6")
     for value in (0, -1):

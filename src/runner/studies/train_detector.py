@@ -84,6 +84,12 @@ class TrainDetector(Study, name="train_detector", titles=TITLES):
         detector.input_rule()
         detector.check_recipe()
         resolve_device(conf.settings().device)
+        for name in ("negatives_per_positive", "synthetic_per_positive"):
+            if detector.recipe != "sentence" and getattr(conf, name) is not None:
+                raise ConfigError(
+                    f"train.{name} shapes the sentence recipe's pairs; detector.recipe="
+                    f"{detector.recipe} has none: set it to null"
+                )
         folder = backbone_folder(detector.backbone)
         if Path(folder).is_dir():
             check_weights_present(folder, "detector.backbone")
