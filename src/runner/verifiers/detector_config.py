@@ -86,8 +86,8 @@ is registered."""
 
 DEFAULT_RUN_MINUTES = 43.7
 """Wall time of the slowest default training run measured on this project's 2-core CPU
-machine: the token recipe's 8,000 rows under load (the sentence recipe's 2,900-row default
-took 26.9 min idle; docs/detector.md)."""
+machine: the token recipe's 8,000 rows under load (the sentence recipe's default took 26.9
+min idle on 2,900 rows, and 25.4 min on every train row since issue 43; docs/detector.md)."""
 
 TIME_CAP_MINUTES = round(5 * DEFAULT_RUN_MINUTES, 1)
 """Default ``train.time_budget_min`` (218.5): a safety cap, 5x `DEFAULT_RUN_MINUTES`, so the
