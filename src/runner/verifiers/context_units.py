@@ -37,7 +37,6 @@ from typing import Any
 
 from runner.errors import ConfigError
 from runner.verifiers.detector_inputs import _units
-from runner.verifiers.evidence import sentence_spans
 
 UNITS = ("sentences", "by_form")
 
@@ -118,16 +117,9 @@ def record_facts(record: Any, unit_words: int, path: tuple[str, ...] = ()) -> li
 
 
 def prose_units(text: str, unit_words: int) -> list[str]:
-    """The sentences of `text`, one longer than `unit_words` words cut into word pieces."""
-    spans = sentence_spans(text) or [(0, len(text))]
-    units: list[str] = []
-    for start, end in spans:
-        words = text[start:end].split()
-        for k in range(0, max(len(words), 1), unit_words):
-            piece = " ".join(words[k : k + unit_words])
-            if piece:
-                units.append(piece)
-    return units
+    """The texts of `text`'s evidence units under the ``sentences`` rule
+    (`runner.verifiers.detector_inputs`), white-space-only units left out."""
+    return [unit for s, e in _units(text, unit_words) if (unit := text[s:e]).strip()]
 
 
 def context_units(context: str, unit_words: int, units: str) -> tuple[list[str], str]:
@@ -150,4 +142,4 @@ def context_units(context: str, unit_words: int, units: str) -> tuple[list[str],
             ]
             if facts:
                 return facts, "; "
-    return [context[s:e] for s, e in _units(context, unit_words)], " "
+    return [context[s:e] for s, e in _units(context, unit_words)], " "  # as before issue 43

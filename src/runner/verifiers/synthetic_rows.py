@@ -33,10 +33,15 @@ _NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
 SWAPS = ("number", "name")
 
 
-def _sentences(answer: str) -> list[tuple[int, int]]:
+def _sentences(answer: str, spans: list[dict]) -> list[tuple[int, int, bool]]:
+    """Each sentence's range in `answer` and whether a gold span touches it."""
     from runner.verifiers.evidence import sentence_spans
 
-    return sentence_spans(answer) or [(0, len(answer))]
+    gold = [(int(s["start"]), int(s["end"])) for s in spans]
+    return [
+        (start, end, any(start < g_end and g_start < end for g_start, g_end in gold))
+        for start, end in sentence_spans(answer) or [(0, len(answer))]
+    ]
 
 
 def swap_value(sentence: str, context: str, rng: np.random.Generator) -> tuple[str, str] | None:
@@ -63,14 +68,11 @@ def swap_value(sentence: str, context: str, rng: np.random.Generator) -> tuple[s
 
 def positive_sentences(rows: pd.DataFrame) -> int:
     """Sentences of `rows`' answers that a gold span touches (the real positives)."""
-    count = 0
-    for answer, spans in zip(rows["answer"], rows["spans"], strict=True):
-        gold = [(int(s["start"]), int(s["end"])) for s in spans]
-        count += sum(
-            any(start < g_end and g_start < end for g_start, g_end in gold)
-            for start, end in _sentences(answer)
-        )
-    return count
+    return sum(
+        marked
+        for answer, spans in zip(rows["answer"], rows["spans"], strict=True)
+        for _, _, marked in _sentences(answer, spans)
+    )
 
 
 def synthetic_rows(rows: pd.DataFrame, n: int, seed: int) -> tuple[pd.DataFrame, dict]:
@@ -79,10 +81,8 @@ def synthetic_rows(rows: pd.DataFrame, n: int, seed: int) -> tuple[pd.DataFrame,
     rng = np.random.default_rng([seed, 7])
     candidates = []
     for k, (answer, spans) in enumerate(zip(rows["answer"], rows["spans"], strict=True)):
-        gold = [(int(s["start"]), int(s["end"])) for s in spans]
-        for start, end in _sentences(answer):
-            if not any(start < g_end and g_start < end for g_start, g_end in gold):
-                candidates.append((k, start, end))
+        candidates += [(k, start, end) for start, end, marked in _sentences(answer, spans)
+                       if not marked]  # fmt: skip
     order = rng.permutation(len(candidates))
     made, kinds, tasks = [], {s: 0 for s in SWAPS}, {}
     for index in order:
