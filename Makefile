@@ -21,7 +21,7 @@ STUDIES := rq1_cheap_signals rq2_grouped_cv rq3_operating_points rq4_verifier_co
            rq5_source_shift rq5_source_shift_row_cv hri_example hri_calibration \
            hri_predicted claims_verification
 
-.PHONY: setup test test-fast reproduce tables ui services services-stop services-status slurm slurm-stop bench traffic guarantee train-detector detector-errors detector-eval detector-curve detector-studies hashes \
+.PHONY: setup test test-fast reproduce tables ui services services-stop services-status slurm slurm-stop bench traffic guarantee train-detector detector-errors detector-fusion detector-eval detector-curve detector-studies hashes \
         lint format clean $(STUDIES)
 
 setup:  ## the system packages the tests need (root or sudo), then .venv with the project's pins
@@ -125,11 +125,14 @@ hashes:  ## every study into a fresh folder, sha256 of its outputs (~50 min): ma
 	$(PY) scripts/study_hashes.py --out artifacts/hashes/$$(git rev-parse --short HEAD).json \
 		$(if $(COMPARE),--compare $(COMPARE),)
 
-train-detector:  ## train the local detector (MiniLM-L6, sentence recipe, all of RAGTruth train), register models:/ragtruth_detector@champion (~25 min, 2 cores)
+train-detector:  ## train the local detector (MiniLM-L6, sentence recipe, all of RAGTruth train), register models:/ragtruth_detector@champion (25-50 min on 2 cores, by CPU)
 	$(PY) -m runner experiment=train_detector
 
 detector-errors:  ## where the registered detector fails on its validation rows: by task, hallucination type, span length, position; its worst misses
 	$(PY) scripts/detector_errors.py --model models:/ragtruth_detector@champion --out artifacts/detector_errors
+
+detector-fusion:  ## sentence-level fusion against response-level stacking on RAGTruth test, out of fold (~10 min)
+	$(PY) scripts/detector_fusion.py --model models:/ragtruth_detector@champion --out artifacts/detector_fusion
 
 detector-eval:  ## the registered detector on RAGTruth test: gates fitted on train, int8, stacked gate, spans (~15 min)
 	$(PY) -m runner experiment=detector_eval

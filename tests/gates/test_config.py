@@ -21,6 +21,7 @@ from runner.gates import (
     TfidfGate,
 )
 from runner.settings import derive
+from runner.verifiers import LettuceDetectVerifier
 
 FeatureGateConf = derive("runner.gates.FeatureGate")
 LogitGateConf = derive("runner.gates.LogitGate")
@@ -44,6 +45,7 @@ EXPECTED = {
     "coverage_logit": (LogitGate, {"features": list(COVERAGE_FEATURES), "tfidf": False}),
     "ragscope_c": (LogitGate, {"features": list(BASE_FEATURES), "tfidf": False}),
     "ragscope_e": (LogitGate, {"features": list(ENHANCED_FEATURES), "tfidf": True}),
+    "ragscope_e_detector": (LogitGate, {"features": list(ENHANCED_FEATURES), "tfidf": True}),
     "ragscope_e_sim": (
         LogitGate,
         {
@@ -86,12 +88,15 @@ def test_instantiates_the_right_gate(name):
         if key != "kind":  # kind arrives as a TfidfKind, a str subclass
             assert type(got[key]) is type(value)
     if cls is LogitGate:  # every other setting is the class's own default
+        if name == "ragscope_e_detector":  # ... but the detector built inside it
+            assert type(got.pop("verifiers")["detector"]) is LettuceDetectVerifier
         defaults = LogitGate(features=[], tfidf=False).get_params()
         defaults["extra_features"] = list(defaults["extra_features"])  # () in the signature
         assert {k: got[k] for k in got if k not in params} == {
             k: defaults[k] for k in got if k not in params
         }
-    assert clone(gate).get_params() == got
+    twin = clone(gate).get_params()
+    assert {k: twin[k] for k in got} == got
 
 
 def test_unknown_key_fails():

@@ -111,3 +111,16 @@ def test_a_sentence_folder_is_a_claim_verifier_for_s1(folder):
     probs, pairs = _pair_probs(folder, frame)
     assert pairs.example_of.tolist() == [0, 1]  # one sentence per claim
     np.testing.assert_allclose(scores.max_prob, probs, atol=1e-5)
+
+
+def test_sentence_logits_are_each_sentences_log_odds_with_its_answer_span(folder):
+    verifier = LettuceDetectVerifier(model=str(folder), batch_size=4, evidence="full_context")
+    units = verifier.sentence_logits(FRAME)
+    probs, _ = _pair_probs(folder)
+    assert units["row"].tolist() == [0, 0, 0, 1]
+    assert units["example_id"].tolist() == ["a", "a", "a", "b"]
+    spans = zip(units["row"], units["start"], units["end"], strict=True)
+    answers = [FRAME["answer"][r][s:e] for r, s, e in spans]
+    assert answers == ["Paris is in France.", "It lies on the Loire!", "Its mayor is new.",
+                       "The shop opens at nine."]  # fmt: skip
+    np.testing.assert_allclose(1 / (1 + np.exp(-units["logit"])), probs, atol=1e-5)

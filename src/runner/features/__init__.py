@@ -29,6 +29,7 @@ from runner.features.family import (
     validate_texts,
     with_lexical_features,
 )
+from runner.features.kept import Kept
 from runner.features.similarity import (
     DEFAULT_ENCODER,
     ENCODER_PACKAGES,
@@ -57,6 +58,7 @@ __all__ = [
     "TFIDF_FEATURE_NAMES",
     "ContextView",
     "ExampleView",
+    "Kept",
     "SentenceEncoder",
     "SentenceVectors",
     "TextView",

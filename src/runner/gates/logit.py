@@ -8,11 +8,12 @@ the study fits a gate on a training fold, no statistic can see the test fold.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from sklearn.compose import ColumnTransformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
@@ -28,6 +29,7 @@ from runner.features import (
 )
 from runner.frames import check_labels
 from runner.gates.base import as_risk, check_lexical_names, refuse_before_data, with_lexical
+from runner.gates.verifier_features import VerifierRisks, risk_column, with_verifier_risks
 from runner.settings import SEED
 
 
@@ -59,6 +61,14 @@ class LogitGate(BaseEstimator):
         The sentence encoder: alias, model folder or Hub id (used when `similarity`).
     cache_dir : str or None, default None
         Folder of the on-disk sentence vector cache (``paths.cache_dir``); None: memory only.
+    verifiers : mapping of str to verifier, optional
+        Verifiers whose risk on every row is a feature, column ``<name>_risk`` (the stacked
+        gate: RAGScope-E + the trained detector, `conf/gate/ragscope_e_detector.yaml`), on
+        the log-odds scale (``risk_logit``) where the verifier has one, else its ``score``.
+        Anything with ``score(frame) -> risk`` (Hydra builds it inside the gate's node).
+        Read from the frame when a study already joined the column, else scored; a row is
+        scored once for this gate and all its clones (`runner.gates.verifier_features`).
+        The verifier is part of the fitted gate: a pickled gate carries it.
 
     Attributes
     ----------
@@ -83,6 +93,7 @@ class LogitGate(BaseEstimator):
         similarity: bool = False,
         encoder: str = DEFAULT_ENCODER,
         cache_dir: str | None = None,
+        verifiers: Mapping[str, Any] | None = None,
     ):
         self.features = features
         self.tfidf = tfidf
@@ -95,6 +106,7 @@ class LogitGate(BaseEstimator):
         self.similarity = similarity
         self.encoder = encoder
         self.cache_dir = cache_dir
+        self.verifiers = verifiers
         if similarity:
             # A missing encoder package is a config error: fail when the run builds its
             # parts, before any data is read (a cheap lookup; the model loads on first use).
@@ -105,19 +117,55 @@ class LogitGate(BaseEstimator):
         """The feature lists, checked before any data (`runner.gates.base.refuse_before_data`)."""
         refuse_before_data(cls(**settings)._names)
 
+    def __sklearn_clone__(self) -> LogitGate:
+        """A clone shares the verifiers (built once, loaded once) and their kept risks, so
+        the out-of-fold loop scores each row once; every other parameter is cloned."""
+        params = self.get_params(deep=False)
+        shared = params.pop("verifiers")
+        twin = type(self)(**{k: clone(v, safe=False) for k, v in params.items()})
+        twin.verifiers = shared
+        twin._risks = self._kept_risks()
+        return twin
+
+    def _kept_risks(self) -> VerifierRisks:
+        if "_risks" not in self.__dict__:
+            self._risks = VerifierRisks()
+        return self._risks
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_risks", None)  # kept scores of past rows: a pickled gate starts empty
+        return state
+
+    def _verifier_columns(self) -> list[str]:
+        verifiers = self.verifiers or {}
+        if not isinstance(verifiers, Mapping):
+            raise ValueError(f"verifiers must map names to verifiers, got {verifiers!r}")
+        columns = [risk_column(name) for name in verifiers]
+        clash = sorted(set(columns) & set(self.extra_features))
+        if clash:
+            raise ValueError(f"{clash} is both an extra feature and a verifier's risk column")
+        return columns
+
     def _names(self) -> list[str]:
         names = check_lexical_names(self.features)
-        if not names and not self.tfidf and not self.similarity:
+        if not names and not self.tfidf and not self.similarity and not self.verifiers:
             raise ValueError(
-                "a LogitGate needs at least one feature, tfidf=True or similarity=True"
+                "a LogitGate needs at least one feature, tfidf=True, similarity=True or a verifier"
             )
+        self._verifier_columns()
         return names
 
     def _with_columns(self, frame: pd.DataFrame, names: list[str]) -> pd.DataFrame:
         frame = with_lexical(frame, names)
         if self.similarity:
             frame = self._with_similarity(frame)
-        for column in self.extra_features:
+        if self.verifiers:
+            for name, verifier in self.verifiers.items():
+                if not callable(getattr(verifier, "score", None)):
+                    raise ValueError(f"verifier {name!r} has no score(frame): got {verifier!r}")
+            frame = with_verifier_risks(frame, self.verifiers, self._kept_risks())
+        for column in [*self.extra_features, *self._verifier_columns()]:
             if column not in frame.columns:
                 raise ValueError(f"extra feature {column!r} is not a column of the frame")
             values = pd.to_numeric(frame[column], errors="coerce").to_numpy(float)
@@ -148,6 +196,8 @@ class LogitGate(BaseEstimator):
             parts.append(("similarity", "passthrough", list(SIMILARITY_FEATURE_NAMES)))
         if self.extra_features:
             parts.append(("extra", "passthrough", list(self.extra_features)))
+        if self.verifiers:
+            parts.append(("verifiers", "passthrough", self._verifier_columns()))
         if self.tfidf:
             parts.append(("tfidf", TfidfSupport(), ["context", "answer"]))
         return Pipeline(

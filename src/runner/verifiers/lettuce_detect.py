@@ -292,6 +292,30 @@ class LettuceDetectVerifier(Verifier):
 
         return score_fingerprint(self, ignore=("threshold", "risk"))
 
+    def sentence_logits(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """The sentence recipe's log-odds of "hallucinated" for each answer sentence (a
+        sentence longer than the window: each piece), one forward pass.
+
+        Returns one row per scored unit, in the frame's row order then answer order:
+        ``row`` (position in `frame`), ``example_id``, ``start`` / ``end`` (characters of
+        the answer) and ``logit``; the example's ``max_prob`` is the sigmoid of its largest
+        ``logit``. Sentence-level fusion reads it (`scripts/detector_fusion.py`).
+        """
+        self.load()
+        if not self.sentence_recipe():
+            raise ConfigError("lettucedetect: sentence_logits needs a sentence-recipe model")
+        logits, encoded = self._outputs(frame)
+        ids = frame["example_id"].tolist()
+        rows = []
+        for z, offsets, owner in zip(
+            logits, encoded.answer_offsets, encoded.example_of, strict=True
+        ):
+            row = int(owner)
+            start, end = min(o[0] for o in offsets), max(o[1] for o in offsets)
+            odds = float(-log_odds_against(z, HALLUCINATED_CLASS))
+            rows.append((row, ids[row], start, end, odds))
+        return pd.DataFrame(rows, columns=["row", "example_id", "start", "end", "logit"])
+
     def risk_components(self, frame: pd.DataFrame) -> pd.DataFrame:
         """Both example risks: ``max_prob`` and ``flagged_share`` (at `threshold`)."""
         scores = self._token_scores(*self._outputs(frame))
