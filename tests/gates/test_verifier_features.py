@@ -121,3 +121,12 @@ def test_the_feature_is_the_verifiers_log_odds_where_it_has_them(train):
     scaled = gate.pipeline_[:-1].transform(gate._with_columns(frame, []))[:, 0]
     expected = WithLogOdds().risk_logit(frame)
     np.testing.assert_allclose(scaled, (expected - expected.mean()) / expected.std())
+
+
+def test_another_verifier_under_the_same_name_is_scored_afresh(train):
+    frame, y = train
+    frame = with_ids(frame)
+    gate = LogitGate([], tfidf=False, verifiers={"words": InventedWords()}).fit(frame, y)
+    twin = clone(gate).set_params(verifiers={"words": WithLogOdds()})
+    twin.fit(frame, y)
+    assert len(twin.verifiers["words"].scored) == len(frame)  # nothing kept from the other

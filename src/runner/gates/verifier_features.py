@@ -38,13 +38,16 @@ class VerifierRisks:
 
     def __init__(self, limit: int = KEPT_ROWS) -> None:
         self.limit = limit
-        self._kept: dict[str, Kept[float]] = {}
+        self._kept: dict[str, tuple[Any, Kept[float]]] = {}
 
     def column(self, name: str, verifier: Any, frame: pd.DataFrame) -> np.ndarray:
         """`verifier`'s risk on every row of `frame`; rows kept from an earlier call are not
         scored again, the others in one ``score`` call on those rows (their own ids, so a
         verifier's error names the row; ``#<position>`` where the frame has none)."""
-        kept = self._kept.setdefault(name, Kept(self.limit))
+        owner, kept = self._kept.get(name, (None, None))
+        if owner is not verifier or kept is None:  # another verifier under this name: start over
+            kept = Kept(self.limit)
+            self._kept[name] = (verifier, kept)
         keys = list(zip(*(frame[c].tolist() for c in TEXTS), strict=True))
         first = {key: i for i, key in reversed(list(enumerate(keys)))}
 
