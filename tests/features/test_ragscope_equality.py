@@ -1,8 +1,9 @@
 """The fast RAGScope features give, bit for bit, what the code before issue 45 gave.
 
 Why a stored fixture: study outputs must not move (`make hashes`), so every feature a study
-uses, and the RAGScope-C and RAGScope-E risks built on them, are compared byte for byte
-with values computed by the code at commit 9655715 (before the feature work of issue 45)
+uses, is compared byte for byte (and the RAGScope-C and RAGScope-E risks built on them to
+1e-12: their fit runs through BLAS, whose last bits follow the CPU) with values computed by
+the code at commit 9655715 (before the feature work of issue 45)
 on 300 real RAGTruth test rows, 100 per task. `tests/fixtures/features/README.md` says how
 the fixture was made. The TF-IDF vocabulary and the gates are fitted on the other 2,400
 test rows, as the fixture's script did.
@@ -91,6 +92,11 @@ def test_ragscope_risks_match_the_fixture(expected, split):
     ):
         gate = LogitGate(features=list(features), tfidf=tfidf).fit(rest_features, labels)
         _cold()
-        assert np.array_equal(_bits(gate.score(raw)), _bits(expected[name])), name
+        risk = gate.score(raw)
+        # The features above are this code's own arithmetic, equal bit for bit anywhere; a
+        # risk also passes through the logistic regression's fit (BLAS), whose last bits
+        # follow the CPU's kernels (up to ~30 ulps between two AMD EPYC machines), so it is
+        # held to the fixture within 1e-12 and, on this machine, batches to one call by bits.
+        np.testing.assert_allclose(risk, expected[name], rtol=1e-12, atol=0, err_msg=name)
         batches = [gate.score(raw.iloc[i : i + 64]) for i in range(0, 300, 64)]
-        assert np.array_equal(_bits(np.concatenate(batches)), _bits(expected[name])), name
+        assert np.array_equal(_bits(np.concatenate(batches)), _bits(risk)), name
