@@ -1,7 +1,7 @@
 """The fast RAGScope features give, bit for bit, what the code before issue 45 gave.
 
 Why a stored fixture: study outputs must not move (`make hashes`), so every feature a study
-uses, is compared byte for byte (and the RAGScope-C and RAGScope-E risks built on them to
+uses is compared byte for byte (and the RAGScope-C and RAGScope-E risks built on them to
 1e-12: their fit runs through BLAS, whose last bits follow the CPU) with values computed by
 the code at commit 9655715 (before the feature work of issue 45)
 on 300 real RAGTruth test rows, 100 per task. `tests/fixtures/features/README.md` says how
