@@ -131,7 +131,7 @@ train-detector:  ## train the local detector (MiniLM-L6, sentence recipe, all of
 detector-errors:  ## where the registered detector fails on its validation rows: by task, hallucination type, span length, position; its worst misses
 	$(PY) scripts/detector_errors.py --model models:/ragtruth_detector@champion --out artifacts/detector_errors
 
-detector-fusion:  ## sentence-level fusion against response-level stacking on RAGTruth test, out of fold (~10 min)
+detector-fusion:  ## sentence-level fusion against response-level stacking on RAGTruth test, out of fold (~12 min)
 	$(PY) scripts/detector_fusion.py --model models:/ragtruth_detector@champion --out artifacts/detector_fusion
 
 detector-eval:  ## the registered detector on RAGTruth test: gates fitted on train, int8, stacked gate, spans (~15 min)

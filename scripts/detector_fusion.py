@@ -7,12 +7,14 @@ detector's risk (as `detector_eval`'s stacked row: its probability; as the stack
 detector logit with that sentence's 13 lexical features against the context) aggregated to
 the response by max, noisy-or, the mean of the top two, or learned (the base gate plus the
 aggregates, fitted with an inner out-of-fold loop so no aggregate was fitted on its own
-fold). Every learned rule is scored out of fold on the same 5 context-grouped folds as
+fold), and the two best of those again on RAGScope-E+sim (`gate=ragscope_e_sim`: the frozen
+encoder's best-evidence similarity added; ``--no-similarity`` leaves them out). Every
+learned rule is scored out of fold on the same 5 context-grouped folds as
 `detector_eval` (`GroupedKFold`, seed 13); RAGTruth test's sentence labels (a sentence
 overlapping a gold span by one character) train the per-sentence model inside the folds.
 
     python scripts/detector_fusion.py --model models:/ragtruth_detector@champion \
-        --out artifacts/detector_fusion      # make detector-fusion (~10 min, 2 cores)
+        --out artifacts/detector_fusion      # make detector-fusion (~12 min, 2 cores)
 
 Writes ``units.parquet`` (every sentence's logit and label; ``--units`` reuses it),
 ``fusion.json`` and ``fusion.md`` (AUROC / AP overall and by task) into ``--out``.
@@ -81,8 +83,11 @@ def _sentence_model():
     return make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
 
 
-def fuse(frame: pd.DataFrame, units: pd.DataFrame) -> dict[str, np.ndarray]:
-    """Out-of-fold response risks of every rule."""
+def fuse(
+    frame: pd.DataFrame, units: pd.DataFrame, similarity: bool = True, cache_dir: str | None = None
+) -> dict[str, np.ndarray]:
+    """Out-of-fold response risks of every rule (with `similarity`, two more on
+    RAGScope-E+sim, its sentence vectors cached in `cache_dir`)."""
     n, y = len(frame), frame["label"].to_numpy(int)
     sentences = pd.DataFrame(
         {
@@ -105,7 +110,12 @@ def fuse(frame: pd.DataFrame, units: pd.DataFrame) -> dict[str, np.ndarray]:
     names = ["RAGScope-E (out of fold)", "stacked, detector probability",
              "stacked, detector log-odds (gate=ragscope_e_detector)",
              "sentence model, max", "sentence model, noisy-or", "sentence model, top-2 mean",
-             "learned: RAGScope-E + sentence model max and mean"]  # fmt: skip
+             "learned: RAGScope-E + sentence model max and mean",
+             "stacked, detector log-odds, on RAGScope-E+sim",
+             "learned, on RAGScope-E+sim"]  # fmt: skip
+    if not similarity:
+        names = names[:-2]
+    sim = clone(base).set_params(similarity=True, cache_dir=cache_dir)
     out = {name: np.zeros(n) for name in names}
     stacked = frame.assign(p_risk=1 / (1 + np.exp(-max_logit)), logit_risk=max_logit)
     for k in range(FOLDS):
@@ -130,6 +140,11 @@ def fuse(frame: pd.DataFrame, units: pd.DataFrame) -> dict[str, np.ndarray]:
         learned = frame.assign(s_max=_logit(inner_max), s_mean=_logit(inner_mean))
         gate = clone(base).set_params(extra_features=["s_max", "s_mean"])
         out[names[6]][test] = gate.fit(learned[train], y[train]).score(learned[test])
+        if similarity:
+            gate = clone(sim).set_params(extra_features=["logit_risk"])
+            out[names[7]][test] = gate.fit(stacked[train], y[train]).score(stacked[test])
+            gate = clone(sim).set_params(extra_features=["s_max", "s_mean"])
+            out[names[8]][test] = gate.fit(learned[train], y[train]).score(learned[test])
     return {"detector alone (max sentence probability)": max_logit, **out}
 
 
@@ -154,6 +169,8 @@ def main() -> None:
     parser.add_argument("--model", default="models:/ragtruth_detector@champion")
     parser.add_argument("--out", default="artifacts/detector_fusion")
     parser.add_argument("--units", help="a units.parquet from an earlier run (no scoring)")
+    parser.add_argument("--no-similarity", action="store_true", help="skip the +sim rules")
+    parser.add_argument("--cache-dir", default="artifacts/cache", help="sentence vector cache")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -163,7 +180,7 @@ def main() -> None:
     if not args.units:
         units.to_parquet(out / "units.parquet")
     frame = with_lexical_features(frame, None)
-    rows = table(frame, fuse(frame, units))
+    rows = table(frame, fuse(frame, units, not args.no_similarity, args.cache_dir))
     sentence_auroc = roc_auc_score(units["label"], units["logit"])
     summary = {"model": args.model, "sentences": len(units), "sentence_auroc": sentence_auroc}
     (out / "fusion.json").write_text(json.dumps({**summary, "rules": rows}, indent=2))

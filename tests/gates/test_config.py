@@ -56,6 +56,8 @@ EXPECTED = {
         },
     ),
 }
+EXPECTED["ragscope_e_sim_detector"] = EXPECTED["ragscope_e_sim"]
+STACKED = {"ragscope_e_detector", "ragscope_e_sim_detector"}  # a detector built inside
 
 
 def typed(name):
@@ -88,7 +90,7 @@ def test_instantiates_the_right_gate(name):
         if key != "kind":  # kind arrives as a TfidfKind, a str subclass
             assert type(got[key]) is type(value)
     if cls is LogitGate:  # every other setting is the class's own default
-        if name == "ragscope_e_detector":  # ... but the detector built inside it
+        if name in STACKED:  # ... but the detector built inside it
             assert type(got.pop("verifiers")["detector"]) is LettuceDetectVerifier
         defaults = LogitGate(features=[], tfidf=False).get_params()
         defaults["extra_features"] = list(defaults["extra_features"])  # () in the signature

@@ -39,8 +39,8 @@ def test_every_rule_scores_every_row_out_of_fold(fusion):
             units.append((row, start, end, 2.0 * gold + rng.normal(), int(gold)))
     units = pd.DataFrame(units, columns=["row", "start", "end", "logit", "label"])
     frame = fusion.with_lexical_features(frame, None)
-    risks = fusion.fuse(frame, units)
-    assert len(risks) == 8
+    risks = fusion.fuse(frame, units, similarity=True, cache_dir=None)
+    assert len(risks) == 10
     assert all(r.shape == (len(frame),) and np.isfinite(r).all() for r in risks.values())
     rows = {r["rule"]: r for r in fusion.table(frame, risks)}
     assert rows["detector alone (max sentence probability)"]["auroc"] > 0.8  # label-made
