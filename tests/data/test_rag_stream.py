@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from runner.data.rag_file import GENERATED_IDS, IDS_FROM_FILE, load_rag_file
@@ -13,6 +14,7 @@ from runner.data.rag_stream import (
     FrameStream,
     RagStream,
     RowStream,
+    arrow_records,
     as_stream,
     open_stream,
     parquet_rows,
@@ -190,3 +192,23 @@ def test_ids_made_from_content_and_a_renamed_id_field_are_said_by_the_stream(tmp
     assert stream.ids == GENERATED_IDS and not stream.ids_from_file
     renamed = write_jsonl(tmp_path / "r.jsonl", [{**r, "request_id": r.pop("id")} for r in rows(2)])
     assert RagStream(str(renamed), columns={"id": "request_id"}).id_field == "request_id"
+
+
+def test_arrow_records_are_the_pandas_records_value_for_value_and_type_for_type():
+    plain = pa.table(
+        {
+            "id": pa.array([7, 8], pa.int64()),
+            "question": pa.array(["q", ""]),
+            "context": pa.array(["c1", "c2"], pa.large_string()),
+            "label": pa.array([True, False]),
+        }
+    )
+    nulls = plain.set_column(1, "question", pa.array(["q", None]))
+    floats = plain.set_column(0, "id", pa.array([7.0, 8.5]))
+    for table in (plain, nulls, floats):
+        expected = table.to_pandas().to_dict("records")
+        got = arrow_records(table)
+        assert [list(map(type, r.values())) for r in got] == [
+            list(map(type, r.values())) for r in expected
+        ]
+        assert str(got) == str(expected)  # NaN != NaN: compared as written

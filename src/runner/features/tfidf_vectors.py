@@ -86,32 +86,44 @@ def context_terms(vectorizer, key: str, contexts: Sequence[str]) -> list[Context
 
     def build(missing: list[tuple[str, str]]) -> list[ContextTerms]:
         views = [context_view(text) for _, text in missing]
-        whole = tfidf_rows(vectorizer, key, [view.tokens for view in views])
         pieces = [view.sentence_tokens() for view in views]
-        sentences = tfidf_rows(vectorizer, key, [s for p in pieces for s in p])
+        # A context's kept words are its sentences' end to end: look them up once.
+        unigram, sizes = _kept_unigrams(vectorizer, key, [s for p in pieces for s in p])
         bounds = np.cumsum([0] + [len(p) for p in pieces])
+        ends = np.concatenate([[0], np.cumsum(sizes)])
+        whole = _counted_rows(vectorizer, key, unigram, ends[bounds[1:]] - ends[bounds[:-1]])
+        sentences = _counted_rows(vectorizer, key, unigram, sizes)
         return [
-            _terms(whole, row, sentences[bounds[row] : bounds[row + 1]].tocoo())
-            for row in range(len(views))
+            _terms(whole, row, sentences, bounds[row], bounds[row + 1]) for row in range(len(views))
         ]
 
     found = _KEPT.many([(key, text) for text in contexts], build)
     return [found[(key, text)] for text in contexts]
 
 
-def _terms(whole: sparse.csr_matrix, row: int, sentences: sparse.coo_matrix) -> ContextTerms:
+def _terms(
+    whole: sparse.csr_matrix, row: int, sentences: sparse.csr_matrix, first: int, last: int
+) -> ContextTerms:
+    """Context `row` of `whole`, with its sentences: rows `first` to `last` (excluded) of
+    `sentences`, read from the CSR arrays (a scipy slice per context cost more than the
+    rest of the context's terms)."""
     low, high = whole.indptr[row], whole.indptr[row + 1]
-    order = np.lexsort((sentences.row, sentences.col))  # by term, then sentence
-    columns = sentences.col[order].astype(np.int64)
-    terms, first = np.unique(columns, return_index=True)
+    begin, end = sentences.indptr[first], sentences.indptr[last]
+    rows = np.repeat(
+        np.arange(last - first, dtype=np.int64), np.diff(sentences.indptr[first : last + 1])
+    )
+    cols = sentences.indices[begin:end]
+    order = np.lexsort((rows, cols))  # by term, then sentence
+    columns = cols[order].astype(np.int64)
+    terms, starts = np.unique(columns, return_index=True)
     return ContextTerms(
         indices=whole.indices[low:high].copy(),
         data=whole.data[low:high].copy(),
         terms=terms,
-        starts=np.append(first, columns.size).astype(np.int64),
-        sentence=sentences.row[order].astype(np.int64),
-        value=sentences.data[order].astype(np.float64),
-        sentences=sentences.shape[0],
+        starts=np.append(starts, columns.size).astype(np.int64),
+        sentence=rows[order],
+        value=sentences.data[begin:end][order].astype(np.float64),
+        sentences=int(last - first),
     )
 
 
@@ -161,7 +173,19 @@ def tfidf_rows(vectorizer, key: str, tokens: Sequence[list[str]]) -> sparse.csr_
     (tests/features/test_ragscope_equality.py), without tokenising a text again or
     joining a string per bigram.
     """
-    index = _INDEXES.get(key, lambda _: NgramIndex.of(vectorizer.vocabulary_))
+    return _counted_rows(vectorizer, key, *_kept_unigrams(vectorizer, key, tokens))
+
+
+def _index(vectorizer, key: str) -> NgramIndex:
+    return _INDEXES.get(key, lambda _: NgramIndex.of(vectorizer.vocabulary_))
+
+
+def _kept_unigrams(
+    vectorizer, key: str, tokens: Sequence[list[str]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every document's words that are not stop words, end to end, as unigram columns
+    (-1: not in the vocabulary), and how many each document has."""
+    index = _index(vectorizer, key)
     stop_words = vectorizer.get_stop_words()
     kept: list[str] = []
     sizes = np.empty(len(tokens), dtype=np.int64)
@@ -169,8 +193,17 @@ def tfidf_rows(vectorizer, key: str, tokens: Sequence[list[str]]) -> sparse.csr_
         words = [w for w in answer if w not in stop_words]
         kept += words
         sizes[row] = len(words)
-    n, width = len(tokens), index.width
     unigram = np.fromiter(map(index.unigrams.get, kept, repeat(-1)), np.int64, len(kept))
+    return unigram, sizes
+
+
+def _counted_rows(
+    vectorizer, key: str, unigram: np.ndarray, sizes: np.ndarray
+) -> sparse.csr_matrix:
+    """The TF-IDF rows of documents given by `_kept_unigrams`: unigrams and the bigrams of
+    consecutive kept words inside one document, counted, then scikit-learn's IDF and L2."""
+    index = _index(vectorizer, key)
+    n, width = len(sizes), index.width
     rows = np.repeat(np.arange(n, dtype=np.int64), sizes)
     pair = (rows[:-1] == rows[1:]) & (unigram[:-1] >= 0) & (unigram[1:] >= 0)
     pair_rows = rows[:-1][pair]

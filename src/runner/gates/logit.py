@@ -8,6 +8,7 @@ the study fits a gate on a training fold, no statistic can see the test fold.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,6 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 from runner.features import (
     DEFAULT_ENCODER,
     SIMILARITY_FEATURE_NAMES,
+    VIEWS_KEPT,
     TfidfSupport,
     encoder_folder,
     similarity_features,
@@ -31,6 +33,18 @@ from runner.frames import check_labels
 from runner.gates.base import as_risk, check_lexical_names, refuse_before_data, with_lexical
 from runner.gates.verifier_features import VerifierRisks, risk_column, with_verifier_risks
 from runner.settings import SEED
+
+TEXT_CHUNK_CONTEXTS = VIEWS_KEPT // 2
+"""New distinct contexts whose text features `LogitGate.score` computes together (lexical,
+then TF-IDF).
+
+Why chunks: the TF-IDF step reads each context's tokens from the views the lexical step
+just built, and those are kept for at most `runner.features.VIEWS_KEPT` contexts; over a
+routed batch of thousands of distinct contexts the first ones would be gone by the time
+TF-IDF reached them, and each context would be tokenised twice. A batch with fewer
+distinct contexts (traffic that asks about the same documents) stays one chunk. Both
+steps are row-local (as is scaling), so the chunks' rows are the whole batch's, bit for
+bit; the logistic model then scores the whole batch at once, as before."""
 
 
 class LogitGate(BaseEstimator):
@@ -254,5 +268,30 @@ class LogitGate(BaseEstimator):
         names = self._names()
         model = self.pipeline_.named_steps["model"]
         positive = list(model.classes_).index(1)
-        probabilities = self.pipeline_.predict_proba(self._with_columns(frame, names))
+        probabilities = model.predict_proba(self._design(frame, names))
         return as_risk(probabilities[:, positive], frame)
+
+    def _design(self, frame: pd.DataFrame, names: list[str]) -> Any:
+        """The model's input rows: the fitted column and scaling steps over `frame`, by
+        chunks of `TEXT_CHUNK_CONTEXTS` new contexts where every column is made from the row's text
+        alone (no similarity, verifier or extra column: those are computed or checked over
+        the whole frame, and an encoder's or a verifier's batch is theirs to choose)."""
+        steps = self.pipeline_[:-1]
+        text_only = not (self.similarity or self.verifiers or self.extra_features)
+        bounds = _context_chunks(frame, TEXT_CHUNK_CONTEXTS) if text_only else [0, len(frame)]
+        parts = [
+            steps.transform(self._with_columns(frame.iloc[start:end], names))
+            for start, end in itertools.pairwise(bounds)
+        ]
+        return parts[0] if len(parts) == 1 else np.vstack(parts)
+
+
+def _context_chunks(frame: pd.DataFrame, contexts: int) -> list[int]:
+    """Row bounds cutting `frame` so that each chunk first meets at most `contexts` distinct
+    contexts (``[0, len(frame)]``: one chunk); a context met in an earlier chunk is not
+    counted again."""
+    if len(frame) == 0 or "context" not in frame.columns:
+        return [0, len(frame)]
+    codes, _ = pd.factorize(frame["context"], use_na_sentinel=False)
+    met = np.maximum.accumulate(codes) // contexts  # codes count contexts in order of meeting
+    return [0, *(np.flatnonzero(np.diff(met)) + 1).tolist(), len(frame)]
