@@ -17,9 +17,9 @@ product (``csr_matmat``) adds it, term by term in ascending column order, starti
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import chain, repeat
 
 import numpy as np
 from scipy import sparse
@@ -71,6 +71,8 @@ def vocabulary_fingerprint(vectorizer) -> str:
 
 
 _KEPT: Kept[ContextTerms] = Kept(CONTEXTS_KEPT)
+STOP = -2
+"""`NgramIndex.lookup`'s value for a stop word (-1 is a word outside the vocabulary)."""
 
 
 def context_terms(vectorizer, key: str, contexts: Sequence[str]) -> list[ContextTerms]:
@@ -86,10 +88,13 @@ def context_terms(vectorizer, key: str, contexts: Sequence[str]) -> list[Context
 
     def build(missing: list[tuple[str, str]]) -> list[ContextTerms]:
         views = [context_view(text) for _, text in missing]
-        pieces = [view.sentence_tokens() for view in views]
-        # A context's kept words are its sentences' end to end: look them up once.
-        unigram, sizes = _kept_unigrams(vectorizer, key, [s for p in pieces for s in p])
-        bounds = np.cumsum([0] + [len(p) for p in pieces])
+        # A context's words are its sentences' end to end: look them up once for both.
+        lengths = np.fromiter(
+            chain.from_iterable(view.sentence_lengths for view in views), np.int64
+        )
+        tokens = chain.from_iterable(view.tokens for view in views)
+        unigram, sizes = _kept_unigrams(vectorizer, key, tokens, lengths)
+        bounds = np.cumsum([0] + [len(view.sentence_lengths) for view in views])
         ends = np.concatenate([[0], np.cumsum(sizes)])
         whole = _counted_rows(vectorizer, key, unigram, ends[bounds[1:]] - ends[bounds[:-1]])
         sentences = _counted_rows(vectorizer, key, unigram, sizes)
@@ -130,15 +135,17 @@ def _terms(
 @dataclass(frozen=True, eq=False)
 class NgramIndex:
     """A fitted vocabulary read as token ids: unigram columns by token, bigram columns by
-    the pair of their tokens' unigram columns (``first * width + second``, sorted)."""
+    the pair of their tokens' unigram columns (``first * width + second``, sorted), and
+    `lookup`: a token's unigram column, or `STOP` for the vectorizer's stop words."""
 
     unigrams: dict[str, int]
     pair_keys: np.ndarray
     pair_columns: np.ndarray
     width: int
+    lookup: dict[str, int]
 
     @classmethod
-    def of(cls, vocabulary: dict[str, int]) -> NgramIndex:
+    def of(cls, vocabulary: dict[str, int], stop_words: Iterable[str] = ()) -> NgramIndex:
         """Split every bigram of `vocabulary` into its two tokens (once per fitted model).
 
         A bigram's tokens are unigrams of the same vocabulary: both occurred, not as stop
@@ -155,7 +162,8 @@ class NgramIndex:
         keys = np.fromiter((k for k, _ in pairs), dtype=np.int64, count=len(pairs))
         columns = np.fromiter((c for _, c in pairs), dtype=np.int64, count=len(pairs))
         order = np.argsort(keys)
-        return cls(unigrams, keys[order], columns[order], width)
+        lookup = {**unigrams, **dict.fromkeys(stop_words, STOP)}  # a stop word is dropped first
+        return cls(unigrams, keys[order], columns[order], width, lookup)
 
 
 _INDEXES: Kept[NgramIndex] = Kept(4)
@@ -173,28 +181,29 @@ def tfidf_rows(vectorizer, key: str, tokens: Sequence[list[str]]) -> sparse.csr_
     (tests/features/test_ragscope_equality.py), without tokenising a text again or
     joining a string per bigram.
     """
-    return _counted_rows(vectorizer, key, *_kept_unigrams(vectorizer, key, tokens))
+    lengths = np.fromiter(map(len, tokens), np.int64, len(tokens))
+    kept = _kept_unigrams(vectorizer, key, chain.from_iterable(tokens), lengths)
+    return _counted_rows(vectorizer, key, *kept)
 
 
 def _index(vectorizer, key: str) -> NgramIndex:
-    return _INDEXES.get(key, lambda _: NgramIndex.of(vectorizer.vocabulary_))
+    return _INDEXES.get(
+        key, lambda _: NgramIndex.of(vectorizer.vocabulary_, vectorizer.get_stop_words() or ())
+    )
 
 
 def _kept_unigrams(
-    vectorizer, key: str, tokens: Sequence[list[str]]
+    vectorizer, key: str, tokens: Iterable[str], lengths: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Every document's words that are not stop words, end to end, as unigram columns
-    (-1: not in the vocabulary), and how many each document has."""
-    index = _index(vectorizer, key)
-    stop_words = vectorizer.get_stop_words()
-    kept: list[str] = []
-    sizes = np.empty(len(tokens), dtype=np.int64)
-    for row, answer in enumerate(tokens):
-        words = [w for w in answer if w not in stop_words]
-        kept += words
-        sizes[row] = len(words)
-    unigram = np.fromiter(map(index.unigrams.get, kept, repeat(-1)), np.int64, len(kept))
-    return unigram, sizes
+    """Documents given end to end (`tokens`, `lengths` tokens each): their words that are
+    not stop words, as unigram columns (-1: not in the vocabulary), and how many each
+    document keeps. One lookup per token, in C."""
+    lookup = _index(vectorizer, key).lookup
+    ids = np.fromiter(map(lookup.get, tokens, repeat(-1)), np.int64, int(lengths.sum()))
+    kept = ids != STOP
+    counted = np.concatenate([[0], np.cumsum(kept)])
+    ends = np.concatenate([[0], np.cumsum(lengths)])
+    return ids[kept], counted[ends[1:]] - counted[ends[:-1]]
 
 
 def _counted_rows(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import accumulate, repeat
+from itertools import repeat
 from typing import Any, Generic, TypeVar
 
 import numpy as np
@@ -137,13 +137,6 @@ class ContextView(TextView):
             sizes.append(len(sentence_content))
             lengths.append(len(sentence_tokens))
         return cls(text, tokens, content, numbers(text), sizes, lengths)
-
-    def sentence_tokens(self) -> list[list[str]]:
-        """Each sentence's tokens, in order (slices of `tokens`)."""
-        ends = list(accumulate(self.sentence_lengths))
-        return [
-            self.tokens[end - n : end] for end, n in zip(ends, self.sentence_lengths, strict=True)
-        ]
 
     @cached_property
     def vocabulary(self) -> dict[str, int]:
