@@ -89,7 +89,7 @@ bench:  ## cost benchmarks: ratios against a baseline measured in the same proce
 	$(PY) scripts/bench_features.py
 	$(PY) scripts/bench_gates.py
 	$(PY) scripts/bench_training.py --out artifacts/bench/training.json   # detector steps/s and rows per hour, before and after (~2 min)
-	$(PY) scripts/bench_floor.py --out artifacts/bench/floor.json   # tokenise -> features -> gate -> route, 1 and 2 workers (~2 min)
+	$(PY) scripts/bench_floor.py --out artifacts/bench/floor.json   # tokenise -> features -> gate -> route, 1 and 2 workers; new documents (~3.5 min)
 	$(PY) scripts/bench_routing.py --out artifacts/bench/routing.json   # pyfunc vs raw gate
 	$(PY) scripts/bench_traces.py --traces 1000 \
 		--out artifacts/bench/traces.json   # read -> route -> write-back on traces; scorer vs raw gate

@@ -17,9 +17,9 @@ tasks), RAGScope-E fitted on RAGTruth train (not timed):
   Figures are per routed row. No per-row result is reused across copies (the features
   keep contexts, not answers), so a copy costs what a new row with a known context does.
 
-New documents (``--new-documents``, default on): RAGTruth train with one answer per context
-(2,514 rows, every context distinct, as routed traffic about documents never met), timed
-cold only: the floor, the lexical features, the gate and the route in memory, per row.
+New documents (``--no-new-documents`` leaves them out): RAGTruth train with one answer per
+context (2,514 rows, every context distinct, as routed traffic about documents never met),
+timed cold only: the floor, the lexical features and the gate, per row.
 
 Each is timed twice. *Cold*: views and TF-IDF vectors kept by earlier timings are dropped
 first, as in a fresh process, so each distinct context is tokenised and vectorised once
