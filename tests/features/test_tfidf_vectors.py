@@ -60,3 +60,15 @@ def test_no_row_and_no_shared_term_give_zero():
     entries = vectors.context_terms(vectorizer, "k", ["Zebras graze."])
     nothing = vectorizer.transform(["Unrelated."]).tocsr()
     assert vectors.best_sentence_cosine(nothing, entries).tolist() == [0.0]
+
+
+def test_the_key_of_kept_vectors_names_the_stop_words_too():
+    """Kept vectors and the word lookup drop the vectorizer's stop words: a vectorizer with
+    the same vocabulary and IDF but other stop words must not share them."""
+    import copy
+
+    vectorizer = _support().vectorizer_
+    other = copy.deepcopy(vectorizer).set_params(stop_words=["cats"])
+    key = vectors.vocabulary_fingerprint(vectorizer)
+    assert vectors.vocabulary_fingerprint(copy.deepcopy(vectorizer)) == key
+    assert vectors.vocabulary_fingerprint(other) != key

@@ -62,11 +62,14 @@ class ContextTerms:
 
 
 def vocabulary_fingerprint(vectorizer) -> str:
-    """sha256 of a fitted vectorizer's vocabulary and IDF: the key its kept vectors share
-    with every copy of the same fitted model (an MLflow model loaded twice, a clone)."""
+    """sha256 of a fitted vectorizer's vocabulary, IDF and stop words: the key its kept
+    vectors (and its `NgramIndex`) share with every copy of the same fitted model (an MLflow
+    model loaded twice, a clone)."""
     digest = hashlib.sha256(np.ascontiguousarray(vectorizer.idf_).tobytes())
     for term, column in sorted(vectorizer.vocabulary_.items(), key=lambda item: item[1]):
         digest.update(f"{column}\x1f{term}\x1e".encode())
+    for word in sorted(vectorizer.get_stop_words() or ()):
+        digest.update(f"\x1d{word}".encode())
     return digest.hexdigest()
 
 
