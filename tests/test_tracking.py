@@ -323,7 +323,7 @@ def test_a_real_mlflow_server_serves_the_logged_run_over_its_rest_api_and_ui(tmp
             assert b"<html" in resp.read().lower()
 
 
-def test_publish_registers_the_model_links_the_run_and_writes_the_feedback(tmp_path):
+def test_hand_over_registers_the_model_links_the_run_and_writes_the_feedback(tmp_path):
     import pandas as pd
 
     from runner.gates import FeatureGate
@@ -347,7 +347,7 @@ def test_publish_registers_the_model_links_the_run_and_writes_the_feedback(tmp_p
     )
     before = mlflow.get_tracking_uri()
     try:
-        tracking.publish(uri, fitted, fit_run, tmp_path)
+        tracking.hand_over(uri, fitted, fit_run, tmp_path)
     finally:
         mlflow.set_tracking_uri(before)
     record = json.loads((tmp_path / "registered_model.json").read_text())
@@ -368,7 +368,7 @@ def test_publish_registers_the_model_links_the_run_and_writes_the_feedback(tmp_p
     route_run = client.create_run(experiment).info.run_id
     routed = StudyResult(trace_feedback=Feedback())
     routed.model_link = ModelLink("gate", "1", "last_route_run", "models:/gate@champion")
-    tracking.publish(uri, routed, route_run, tmp_path)
+    tracking.hand_over(uri, routed, route_run, tmp_path)
     assert client.get_model_version("gate", "1").tags["last_route_run"] == route_run
     assert written == [route_run]
     summary = json.loads((tmp_path / "trace_assessments.json").read_text())
@@ -396,8 +396,8 @@ def test_with_tracking_off_feedback_is_written_nothing_is_linked_and_a_model_can
 
     routed = StudyResult(trace_feedback=Feedback())
     routed.model_link = ModelLink("gate", "1", "last_route_run")  # no run: nothing to link
-    tracking.publish(None, routed, None, tmp_path)
+    tracking.hand_over(None, routed, None, tmp_path)
     assert written == [None] and (tmp_path / "trace_assessments.json").exists()
     fitted = StudyResult(model=ModelSpec(object(), "gate", "champion", {}, None))
     with pytest.raises(ConfigError, match="registers a model: it needs tracking"):
-        tracking.publish(None, fitted, None, tmp_path)
+        tracking.hand_over(None, fitted, None, tmp_path)

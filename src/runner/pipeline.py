@@ -250,7 +250,7 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
                 parts=model_parts(study),
             )
             write_files_and_documents(result, study.documents, folder.tmp_dir)
-            tracking.publish(tracking_uri, result, run_id, folder.tmp_dir)
+            tracking.hand_over(tracking_uri, result, run_id, folder.tmp_dir)
             run_dir = publish(folder, keep_runs=keep_runs)
             published = True
             if tracked:
@@ -258,7 +258,7 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
         except BaseException as exc:
             folder.discard()
             if not published:  # nothing of the run stays: neither do its trace assessments
-                tracking.withdraw(result)
+                tracking.take_back(result)
             if tracked:
                 try:
                     tracked.fail(exc)

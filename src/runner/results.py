@@ -45,7 +45,7 @@ class Cell:
 class ModelSpec:
     """A model a study leaves for the tracking layer to log into its run and register.
 
-    `runner.tracking.publish` logs it as an MLflow pyfunc model, registers it as a new
+    `runner.tracking.hand_over` logs it as an MLflow pyfunc model, registers it as a new
     version of `name`, points `alias` at that version and tags the version with `tags`.
     With `version` set (a rerun that produced a version already registered) nothing new is
     logged: `alias` is pointed at that version.

@@ -24,7 +24,7 @@ included: the experiment gets the server's default location (proxied
 `mlflow-artifacts:/`), so a job on another machine needs no shared disk.
 
 What a run leaves outside itself is typed on its `StudyResult` and handled here, once
-the run id is known (`publish`): a model to log and register (`ModelSpec`), the
+the run id is known (`hand_over`): a model to log and register (`ModelSpec`), the
 registered model version the run used (`ModelLink`: the run is tagged with the model,
 the version with the run) and feedback to write onto traces (`RunFeedback`). The
 pipeline resolves the store once (`resolve_uri`, kept in ``Inputs.tracking``) and hands
@@ -85,15 +85,15 @@ def metric_key(*parts: str) -> str:
     return "/".join(_UNSAFE.sub("_", p) for p in parts)
 
 
-def flatten(node: Any, prefix: str = "") -> dict[str, str]:
+def flat_params(node: Any, prefix: str = "") -> dict[str, str]:
     """Flatten a nested config into dotted keys with string values."""
     out: dict[str, str] = {}
     if isinstance(node, dict):
         for key, value in node.items():
-            out.update(flatten(value, f"{prefix}.{key}" if prefix else str(key)))
+            out.update(flat_params(value, f"{prefix}.{key}" if prefix else str(key)))
     elif isinstance(node, list) and any(isinstance(v, (dict, list)) for v in node):
         for i, value in enumerate(node):
-            out.update(flatten(value, f"{prefix}.{i}"))
+            out.update(flat_params(value, f"{prefix}.{i}"))
     else:
         out[prefix] = str(node)[:MAX_PARAM_VALUE]
     return out
@@ -288,7 +288,7 @@ class TrackedRun:
         """The flattened, resolved config as params (logged first, so failed runs have them)."""
         from mlflow.entities import Param
 
-        params = flatten(recorded(cfg))
+        params = flat_params(recorded(cfg))
         items = [Param(_UNSAFE.sub("_", k), v) for k, v in sorted(params.items())]
         for i in range(0, len(items), 100):
             retry_locked(self.client.log_batch, self.run_id, params=items[i : i + 100])
@@ -401,7 +401,7 @@ def link_tags(link: ModelLink | None) -> dict[str, str]:
     return tags
 
 
-def publish(
+def hand_over(
     tracking_uri: str | None, result: StudyResult, run_id: str | None, output_dir: Path
 ) -> None:
     """Hand over what the run leaves outside itself, once its run id is known.
@@ -468,8 +468,8 @@ def report_feedback(
     retry_locked(client.log_batch, run_id, metrics=metrics)
 
 
-def withdraw(result: StudyResult | None) -> None:
-    """Take back what `publish` wrote onto traces, for a run that failed before its folder
+def take_back(result: StudyResult | None) -> None:
+    """Take back what `hand_over` wrote onto traces, for a run that failed before its folder
     was published (the trace feedback's ``undo``); never raises over the run's own error."""
     feedback = getattr(result, "trace_feedback", None)
     if feedback is None or not callable(getattr(feedback, "undo", None)):

@@ -12,7 +12,7 @@ import pytest
 from mlflow.entities import AssessmentSource
 from tests.data.test_mlflow_traces import log_trace, store  # noqa: F401 (fixture)
 
-from runner.data.trace_audit import check_settings, load_trace_audit_labels
+from runner.data.trace_audit import check_trace_audit_settings, load_trace_audit_labels
 from runner.errors import ConfigError
 
 
@@ -20,12 +20,12 @@ def test_a_routing_run_is_only_named_for_a_runs_sample():
     with pytest.raises(
         ConfigError, match=r"dataset\.routing_run='abc'.*needs dataset\.scope=marked"
     ):
-        check_settings("accepted", "abc")
+        check_trace_audit_settings("accepted", "abc")
     with pytest.raises(ConfigError, match=r"dataset\.routing_run: the MLflow run id"):
-        check_settings("marked", " ")
+        check_trace_audit_settings("marked", " ")
     with pytest.raises(ConfigError, match=r"dataset\.scope='all'"):
-        check_settings("all", None)
-    check_settings("marked", None)
+        check_trace_audit_settings("all", None)
+    check_trace_audit_settings("marked", None)
 
 
 def test_a_mark_without_its_risk_reads_the_risk_its_run_logged(store):  # noqa: F811

@@ -87,10 +87,10 @@ def test_recall_and_precision_targets():
 
 def test_operating_point_by_hand():
     flagged = np.array([True, False, True, False])
-    point = op.operating_point(Y, flagged, ONES, 5.0, 1.0)
+    point = op.flag_rule_point(Y, flagged, ONES, 5.0, 1.0)
     assert point["precision"][0] == 0.5 and point["recall"][0] == 0.5
     assert point["flagged"][0] == 0.5 and point["cost"][0] == pytest.approx((5 + 1) / 4)
-    none = op.operating_point(Y, np.zeros(4, dtype=bool), ONES, 5.0, 1.0)
+    none = op.flag_rule_point(Y, np.zeros(4, dtype=bool), ONES, 5.0, 1.0)
     assert math.isnan(none["precision"][0]) and none["recall"][0] == 0.0
 
 

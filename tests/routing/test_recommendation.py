@@ -36,7 +36,7 @@ RC = RoutingConf(accept_rule="risk_controlled", max_accepted_risk=0.10, delta=0.
 
 def test_a_budget_point_has_the_budget_thresholds_the_ci_and_its_cost():
     y, risk = rows()
-    p = rec.operating_point(y, scored("g", risk, ms=0.4), RoutingConf())
+    p = rec.contract_point(y, scored("g", risk, ms=0.4), RoutingConf())
     cut = budget_thresholds(risk, 0.10, 0.50)
     assert (p["review_at"], p["accept_at"]) == (cut.review_at, cut.accept_at)
     assert p["accept_share"] + p["verify_share"] + p["review_share"] == pytest.approx(1.0)
@@ -48,7 +48,7 @@ def test_a_budget_point_has_the_budget_thresholds_the_ci_and_its_cost():
 
 def test_a_controlled_point_carries_the_bound_and_contract_thresholds():
     y, risk = rows()
-    p = rec.operating_point(y, scored("g", risk), RC)
+    p = rec.contract_point(y, scored("g", risk), RC)
     t, guarantee = contract_thresholds(y, risk, RC)
     assert guarantee.feasible and p["feasible"]
     assert (p["review_at"], p["accept_at"]) == (t.review_at, t.accept_at)
@@ -59,7 +59,7 @@ def test_a_controlled_point_carries_the_bound_and_contract_thresholds():
 def test_an_infeasible_target_says_why_and_the_best_achievable():
     y, risk = rows(n=60, signal=0.5)
     tight = RoutingConf(accept_rule="risk_controlled", max_accepted_risk=0.02, delta=0.1)
-    p = rec.operating_point(y, scored("g", risk), tight)
+    p = rec.contract_point(y, scored("g", risk), tight)
     assert not p["feasible"] and p["infeasible"] == infeasible_message(y, risk, tight)
     best = rec.best_targets(y, scored("g", risk), tight)
     assert set(best) == {"max_accepted_risk"}
@@ -108,8 +108,8 @@ def test_next_budgets_step_once_each_way_and_skip_refused_settings():
 def test_the_cascade_point_is_calibrate_cascade_and_costs_the_band():
     y, g = rows(signal=1.5)
     v = 3.0 * y + np.random.default_rng(2).normal(size=y.size)
-    verifier = rec.Verifier("det", v, ms_per_row=30.0, threshold=0.5)
-    p = rec.operating_point(y, scored("g", g), RC, verifier)
+    verifier = rec.BandVerifier("det", v, ms_per_row=30.0, threshold=0.5)
+    p = rec.contract_point(y, scored("g", g), RC, verifier)
     t, _ = contract_thresholds(y, g, RC)
     cal = calibrate_cascade(y, g, v, t.review_at, 0.10, 0.1)
     assert (p["accept_at"], p["verifier_threshold"]) == (cal.accept_at, cal.verifier_threshold)
@@ -127,9 +127,9 @@ def test_the_cascade_point_is_calibrate_cascade_and_costs_the_band():
 def test_a_cascade_whose_verifier_accepts_nothing_sends_it_nothing():
     y, g = rows(signal=1.5)
     noise = np.random.default_rng(3).random(y.size)  # knows nothing: no verifier path certifies
-    verifier = rec.Verifier("det", noise, ms_per_row=30.0, threshold=0.5)
-    p = rec.operating_point(y, scored("g", g), RC, verifier)
-    alone = rec.operating_point(y, scored("g", g), RC)
+    verifier = rec.BandVerifier("det", noise, ms_per_row=30.0, threshold=0.5)
+    p = rec.contract_point(y, scored("g", g), RC, verifier)
+    alone = rec.contract_point(y, scored("g", g), RC)
     assert p["path"] == "gate alone" and p["verifier_threshold"] is None
     assert p["sent_share"] == 0.0 and p["verifier_s_per_1000"] == 0.0
     assert p["review_share"] == pytest.approx(alone["review_share"])
@@ -255,7 +255,7 @@ def _recommend_cascade(y, g, v):
     routing = RoutingConf(
         accept_rule="risk_controlled", max_accepted_risk=0.10, delta=0.1, gate="g"
     )
-    verifier = rec.Verifier("det", v, ms_per_row=30.0, threshold=0.5)
+    verifier = rec.BandVerifier("det", v, ms_per_row=30.0, threshold=0.5)
     return rec.recommend(
         y, [scored("g", g)], routing, review_budgets=[0.1], accept_budgets=[0.5],
         dataset_path="rows.jsonl", verifier=verifier,
@@ -270,8 +270,8 @@ def test_a_cascade_is_recommended_only_where_it_accepts_more_than_the_gate_alone
     # on that path, accepts no more rows than the gate alone at the full δ
     weak = 1.0 * y + np.random.default_rng(101).normal(size=y.size)
     routing = RoutingConf(accept_rule="risk_controlled", max_accepted_risk=0.10, delta=0.1)
-    point = rec.operating_point(y, scored("g", g), routing, rec.Verifier("det", weak, 30.0, 0.5))
-    alone = rec.operating_point(y, scored("g", g), routing)
+    point = rec.contract_point(y, scored("g", g), routing, rec.BandVerifier("det", weak, 30.0, 0.5))
+    alone = rec.contract_point(y, scored("g", g), routing)
     assert point["path"] != "gate alone" and point["accept_share"] <= alone["accept_share"]
     out = _recommend_cascade(y, g, weak)
     assert out["kind"] == "gate" and out["ship"] == "g" and out["verifier"] is None

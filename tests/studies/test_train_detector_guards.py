@@ -24,7 +24,7 @@ from tests.routing.detector import minilm_dir, save_tiny_detector
 
 from runner.config import register_configs
 from runner.errors import ConfigError
-from runner.verifiers import decide, rows_fingerprint, use_registry, verifier_ap
+from runner.verifiers import choose_alias, rows_fingerprint, use_registry, verifier_ap
 
 ROOT = Path(__file__).resolve().parents[2]
 NAME = "ragtruth_detector"
@@ -108,7 +108,7 @@ def test_the_first_model_gets_the_alias_the_rule_gives_and_says_why(trained):
     card, record = first["detector.json"], first["registered_model.json"]
     promotion = card["promotion"]
     assert promotion["champion"] is None and promotion["validation_rows"] == 30
-    alias, reason = decide(promotion["validation_ap"], promotion["baseline_ap"], None, 30)
+    alias, reason = choose_alias(promotion["validation_ap"], promotion["baseline_ap"], None, 30)
     assert record["alias"] == alias == promotion["alias"] and promotion["reason"] == reason
     rows = _validation_rows(first["validation_rows.json"]["example_ids"])
     assert rows_fingerprint(rows) == promotion["validation_rows_sha256"]
@@ -168,7 +168,7 @@ def test_a_champion_validated_on_other_rows_is_scored_on_this_runs_rows(trained,
         use_registry(None)
     assert promotion["champion"]["ap"] == pytest.approx(by_uri, abs=1e-12)
     assert promotion["champion"]["ap"] == pytest.approx(first["validation_ap"], abs=1e-12)
-    alias, _ = decide(promotion["validation_ap"], promotion["baseline_ap"],
+    alias, _ = choose_alias(promotion["validation_ap"], promotion["baseline_ap"],
                       _champion(promotion["champion"]), 30)  # fmt: skip
     assert _read(tmp_path, "registered_model.json")["alias"] == alias
 

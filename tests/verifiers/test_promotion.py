@@ -13,7 +13,7 @@ from runner.verifiers.promotion import (
     CANDIDATE_ALIAS,
     Champion,
     answer_length_ap,
-    decide,
+    choose_alias,
     rows_fingerprint,
 )
 
@@ -66,7 +66,7 @@ def test_the_rows_fingerprint_changes_with_any_row_label_or_text():
 def test_only_a_model_better_than_baseline_and_champion_is_promoted(
     ap, baseline, champion, alias, says
 ):
-    got, reason = decide(ap, baseline, champion, rows=30)
+    got, reason = choose_alias(ap, baseline, champion, rows=30)
     assert got == alias
     assert says in reason and "\n" not in reason
     assert "on the same 30 validation rows" in reason or np.isnan(ap)

@@ -41,7 +41,7 @@ SHOWN = 5
 log = logging.getLogger(__name__)
 
 
-def check_settings(
+def check_trace_settings(
     experiment: Any, max_results: int | None, since: Any, until: Any, **_: Any
 ) -> None:
     """Refuse settings that cannot work, before the store is opened (also run by the schema)."""
@@ -132,7 +132,7 @@ def search_all(
     return traces
 
 
-@checked_by(check_settings)
+@checked_by(check_trace_settings)
 def load_mlflow_traces(
     experiment: str,
     tracking_uri: str | None = None,
@@ -171,7 +171,7 @@ def load_mlflow_traces(
     DataError
         Naming the trace id and the field at fault, or when no trace is usable.
     """
-    check_settings(experiment, max_results, since, until)
+    check_trace_settings(experiment, max_results, since, until)
     if not tracking_uri:
         raise ConfigError("dataset.tracking_uri: the tracking store to read traces from")
     import mlflow

@@ -98,7 +98,7 @@ def parse_label(value: Any) -> int | None:
     return None
 
 
-def check_settings(
+def check_rag_file_settings(
     columns: Mapping[str, str], extra_columns: str, limit: int | None, **_: Any
 ) -> None:
     """Refuse settings that cannot work, before any file is read (also run by the schema).
@@ -121,7 +121,7 @@ NO_COLUMNS: Mapping[str, str] = MappingProxyType({})
 """No renames: every field under its own name."""
 
 
-@checked_by(check_settings)
+@checked_by(check_rag_file_settings)
 def load_rag_file(
     path: str,
     columns: Mapping[str, str] = NO_COLUMNS,
@@ -161,7 +161,7 @@ def load_rag_file(
         Naming the file, row and field at fault.
     """
     columns = dict(columns or {})
-    check_settings(columns, extra_columns, limit)
+    check_rag_file_settings(columns, extra_columns, limit)
     file = Path(path).expanduser()
     if file.is_dir():
         raise ConfigError(

@@ -33,7 +33,7 @@ from runner.data.rag_file import (
     IDS_FROM_FILE,
     LOADER_VERSION,
     canonical_frame,
-    check_settings,
+    check_rag_file_settings,
     load_rag_file,
     map_header,
     map_records,
@@ -155,7 +155,7 @@ class RagStream(RowStream):
         name: str = "rag_file",
     ) -> None:
         self.columns = dict(columns or {})
-        check_settings(self.columns, extra_columns, limit)
+        check_rag_file_settings(self.columns, extra_columns, limit)
         self.extra_columns, self.limit, self.skip_invalid = extra_columns, limit, skip_invalid
         self.name = name
         self.location = str(Path(path).expanduser())

@@ -66,12 +66,12 @@ SOURCE_FILE = "source_info.jsonl"
 _EXTRAS = ("model", "temperature", "quality")
 
 
-def check_settings(name: str, split: str, path: Any, **_: Any) -> None:
+def check_ragtruth_settings(name: str, split: str, path: Any, **_: Any) -> None:
     """Refuse a split the release does not have, before any file is read (run by the schema)."""
     check_split_file(name, split, path, SPLITS)
 
 
-@checked_by(check_settings)
+@checked_by(check_ragtruth_settings)
 def load_ragtruth(
     split: str = "test",
     path: str | os.PathLike | None = None,

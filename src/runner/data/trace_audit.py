@@ -96,7 +96,7 @@ class RoutingRuns:
         return (", ".join(runs[:SHOWN]) + more) if runs else "none"
 
 
-def check_settings(scope: Any, routing_run: Any, **_: Any) -> None:
+def check_trace_audit_settings(scope: Any, routing_run: Any, **_: Any) -> None:
     """Refuse settings that cannot work, before the store is opened (also run by the schema)."""
     if scope not in SCOPES:
         raise ConfigError(f"dataset.scope={scope!r}: one of {SCOPES}")
@@ -109,7 +109,7 @@ def check_settings(scope: Any, routing_run: Any, **_: Any) -> None:
         raise ConfigError("dataset.routing_run: the MLflow run id of a route run, or null")
 
 
-@checked_by(check_settings)
+@checked_by(check_trace_audit_settings)
 def load_trace_audit_labels(
     experiment: str,
     tracking_uri: str | None = None,
@@ -149,7 +149,7 @@ def load_trace_audit_labels(
         routing run that did not write on these traces, or (``scope=accepted``) labelled
         traces routed by several model versions without ``model``.
     """
-    check_settings(scope, routing_run)
+    check_trace_audit_settings(scope, routing_run)
     if not tracking_uri:
         raise ConfigError("dataset.tracking_uri: the tracking store holding the traces")
     import mlflow

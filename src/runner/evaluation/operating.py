@@ -280,7 +280,7 @@ def precision_threshold(y: object, s: object, weights: object, target: float) ->
     return np.where(ok.any(axis=1), thr[last], NOTHING)
 
 
-def operating_point(
+def flag_rule_point(
     y: object, flagged: object, weights: object, cost_missed: float, cost_review: float
 ) -> dict[str, np.ndarray]:
     """Precision, recall, flagged share and cost per response of a fixed flag rule.

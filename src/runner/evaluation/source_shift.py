@@ -64,7 +64,7 @@ def in_domain_title(splitter: Any, unit: str, frame: pd.DataFrame) -> str:
 
 
 @dataclass(frozen=True)
-class LeaveSourceOut:
+class SourceShiftScores:
     """Leave-one-source-out scores and their per-source statistics.
 
     Attributes
@@ -90,7 +90,7 @@ def leave_source_out(
     boot: Any,
     sources: Sequence[str],
     progress: bool = False,
-) -> LeaveSourceOut:
+) -> SourceShiftScores:
     """Score both settings with each source held out; bootstrap within each source.
 
     `calibrated` is fitted on the other sources (cross-source); `zero_shot` needs no fit.
@@ -108,7 +108,7 @@ def leave_source_out(
         y = sub["label"].to_numpy()
         for setting in settings:
             full[setting][source] = auroc_ap(y, sub[setting].to_numpy())
-    return LeaveSourceOut(scores=scores, boot=by_source, full=full)
+    return SourceShiftScores(scores=scores, boot=by_source, full=full)
 
 
 def bootstrap_by_source(

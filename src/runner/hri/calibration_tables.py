@@ -246,8 +246,8 @@ def operating_points(
             table,
             row,
             rule,
-            operating.operating_point(y, flagged, weights, cm, cr),
-            operating.operating_point(y, flagged, ones, cm, cr),
+            operating.flag_rule_point(y, flagged, weights, cm, cr),
+            operating.flag_rule_point(y, flagged, ones, cm, cr),
             level,
         )
     t_point, _ = operating.cost_optimal_threshold(y, s, ones, cm, cr)
@@ -259,8 +259,8 @@ def operating_points(
         table,
         row,
         "cost_optimal",
-        operating.operating_point(y, flagged, weights, cm, cr),
-        operating.operating_point(y, flagged, ones, cm, cr),
+        operating.flag_rule_point(y, flagged, weights, cm, cr),
+        operating.flag_rule_point(y, flagged, ones, cm, cr),
         level,
     )
     # Out-of-bag: choose the threshold on each resample, pay its cost on the left-out rows.

@@ -28,20 +28,20 @@ IGNORED_SETTINGS = frozenset(
 SettingsFn = Callable[[str], "dict[str, Any] | None"]
 
 
-def flatten(node: Any, prefix: str = "") -> dict[str, Any]:
+def dotted_keys(node: Any, prefix: str = "") -> dict[str, Any]:
     """Nested config as dotted keys (lists stay values)."""
     if not isinstance(node, Mapping):
         return {prefix: node}
     out: dict[str, Any] = {}
     for key, value in node.items():
-        out.update(flatten(value, f"{prefix}.{key}" if prefix else str(key)))
+        out.update(dotted_keys(value, f"{prefix}.{key}" if prefix else str(key)))
     return out
 
 
 def settings(config: Mapping[str, Any]) -> dict[str, Any]:
     """The settings that shape a run's cells: every config key but outputs and logging."""
     kept = {k: v for k, v in config.items() if k not in NOT_SETTINGS}
-    return {k: v for k, v in flatten(kept).items() if k not in IGNORED_SETTINGS and _shapes(k)}
+    return {k: v for k, v in dotted_keys(kept).items() if k not in IGNORED_SETTINGS and _shapes(k)}
 
 
 def _shapes(key: str) -> bool:

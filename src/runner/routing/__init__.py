@@ -5,7 +5,7 @@ accept the safest share unreviewed, send the rest to a stronger verifier. This p
 holds the machinery the `operating_report`, `fit_gate`, `route` and `audit` studies
 orchestrate. No study talks to MLflow: `fit_gate` returns its model as a
 `runner.results.ModelSpec` and `route`/`audit` return a `runner.results.ModelLink`, which
-`runner.tracking.publish` registers and links; the pipeline loads the registered model a
+`runner.tracking.hand_over` registers and links; the pipeline loads the registered model a
 study routes with (`runner.routing.registry`, loaded from the run's store). Below
 the studies, the route engines load that model version again in each Ray worker
 (`runner.routing.stream`), and a route over traces writes its decisions back onto them

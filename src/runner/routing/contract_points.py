@@ -46,7 +46,7 @@ class Scored:
 
 
 @dataclass(frozen=True)
-class Verifier:
+class BandVerifier:
     """The cascade's verifier: its risk on every row, ms per verified row, its threshold
     (used when the accept side is a budget: nothing calibrates it then)."""
 
@@ -65,7 +65,9 @@ def _finite(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
-def operating_point(y: np.ndarray, gate: Scored, routing, verifier: Verifier | None = None) -> dict:
+def contract_point(
+    y: np.ndarray, gate: Scored, routing, verifier: BandVerifier | None = None
+) -> dict:
     """What shipping `gate` (with `verifier`: the cascade) under `routing` gives on the rows.
 
     Thresholds as `fit_gate` sets them; the final shares of accept / verify / review as
@@ -134,7 +136,7 @@ def operating_point(y: np.ndarray, gate: Scored, routing, verifier: Verifier | N
 
 
 def _why_infeasible(
-    y: np.ndarray, gate: Scored, routing, guarantee: Guarantee, verifier: Verifier | None
+    y: np.ndarray, gate: Scored, routing, guarantee: Guarantee, verifier: BandVerifier | None
 ) -> str | None:
     """What `fit_gate` would say: the gate's contract first (it refuses that before it
     calibrates a cascade), then the cascade's."""
@@ -145,11 +147,13 @@ def _why_infeasible(
     return cascade_infeasible_message(y, g, verifier.risk, routing, groups, name)
 
 
-def best_targets(y: np.ndarray, gate: Scored, routing, verifier: Verifier | None = None) -> dict:
+def best_targets(
+    y: np.ndarray, gate: Scored, routing, verifier: BandVerifier | None = None
+) -> dict:
     """The targets to ship instead of ones these rows cannot certify (`closest_fit`: each
     checked by the contract `fit_gate` runs, the cascade's with the verifier's risk);
     empty when the contract fits."""
-    if operating_point(y, gate, routing, verifier)["feasible"]:
+    if contract_point(y, gate, routing, verifier)["feasible"]:
         return {}
     accept_c, _ = rules(routing)
     verifier_risk = verifier.risk if verifier is not None and accept_c else None
@@ -189,7 +193,9 @@ def neighbours(
     return out
 
 
-def guarantee_hint(y: np.ndarray, gate: Scored, routing, verifier: Verifier | None) -> list[str]:
+def guarantee_hint(
+    y: np.ndarray, gate: Scored, routing, verifier: BandVerifier | None
+) -> list[str]:
     """For each budget side: the controlled setting that would carry a guarantee here.
 
     Accept: the smallest α of `ALPHA_GRID` certified on these rows; review: the largest β
@@ -203,7 +209,7 @@ def guarantee_hint(y: np.ndarray, gate: Scored, routing, verifier: Verifier | No
             changed = dataclasses.replace(
                 routing, accept_rule="risk_controlled", max_accepted_risk=alpha
             )
-            p = operating_point(y, gate, changed, verifier)
+            p = contract_point(y, gate, changed, verifier)
             if p["feasible"]:
                 hints.append(
                     f"routing.accept_rule=risk_controlled routing.max_accepted_risk={alpha:g} "
@@ -221,7 +227,7 @@ def guarantee_hint(y: np.ndarray, gate: Scored, routing, verifier: Verifier | No
             changed = dataclasses.replace(
                 routing, review_rule="precision_controlled", min_review_precision=beta
             )
-            p = operating_point(y, gate, changed, verifier)
+            p = contract_point(y, gate, changed, verifier)
             if p["feasible"]:
                 hints.append(
                     f"routing.review_rule=precision_controlled "

@@ -32,8 +32,8 @@ from runner.routing.mapie_reference import mapie_accept_threshold
 from runner.routing.risk_control import (
     calibrate_cascade,
     cascade_masks,
+    codes_or_none,
     effective_counts,
-    group_codes,
 )
 from runner.routing.shift import risk_shift_samples
 from runner.routing.thresholds import contract_thresholds, decide
@@ -129,7 +129,7 @@ def route_split(
     unseen = bool(set(np.unique(test["source"])) - set(np.unique(cal["source"])))
     flags = {"ks_p": ks.p_value, "ks_flag": ks.flagged, "unseen_flag": unseen}
     bands = decide(test["risk"], thresholds.review_at, thresholds.accept_at)
-    codes = group_codes(test["group"])
+    codes = codes_or_none(test["group"])
     gate = _realised(test["y"], bands == "accept", bands == "review", alpha, beta, codes)
     verify = float(np.mean(bands == "verify"))
     out = [

@@ -24,12 +24,12 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from runner.routing.contract_points import (
+    BandVerifier,
     Scored,
-    Verifier,
     best_targets,
+    contract_point,
     guarantee_hint,
     neighbours,
-    operating_point,
     rules,
 )
 from runner.routing.ship_command import fit_gate_command, setting
@@ -99,7 +99,7 @@ def _why(best: Scored, other: Scored | None, points: Mapping[str, dict], routing
 
 def choose(y: np.ndarray, gates: Sequence[Scored], routing) -> tuple[Scored, dict, str]:
     """The gate to ship, every gate's operating point, and why (one line)."""
-    points = {g.name: operating_point(y, g, routing) for g in gates}
+    points = {g.name: contract_point(y, g, routing) for g in gates}
     ranked = sorted(gates, key=lambda g: _key(points[g.name], g, routing), reverse=True)
     runner_up = ranked[1] if len(ranked) > 1 else None
     return ranked[0], points, _why(ranked[0], runner_up, points, routing)
@@ -126,7 +126,7 @@ def recommend(
     accept_budgets: Sequence[float],
     dataset_path: str | None,
     overrides: Sequence[str] = (),
-    verifier: Verifier | None = None,
+    verifier: BandVerifier | None = None,
 ) -> dict:
     """The recommendation: what to ship, why, its thresholds and bounds, its cost, the
     next budgets, and the `fit_gate` command (``recommendation.json``).
@@ -142,7 +142,7 @@ def recommend(
     used = None
     if verifier is not None:
         best = by_name[routing.gate]
-        point = operating_point(y, best, routing, verifier)
+        point = contract_point(y, best, routing, verifier)
         alone = points[best.name]
         if point["path"] == "gate alone":
             why = (
@@ -171,7 +171,7 @@ def recommend(
     point = points[name]
     rows = [_row("recommended", point)]
     for label, changed in neighbours(routing, review_budgets, accept_budgets):
-        rows.append(_row(label, operating_point(y, best, changed, used)))
+        rows.append(_row(label, contract_point(y, best, changed, used)))
     accept_c, review_c = rules(routing)
     note = None
     ship = routing
@@ -188,7 +188,7 @@ def recommend(
     if at_best:
         ship = dataclasses.replace(ship, **best_at)
         # what the command ships first (the expected shares are its), what was asked next
-        shipped = operating_point(y, best, ship, used)
+        shipped = contract_point(y, best, ship, used)
         rows[0] = _row("recommended (at the best achievable targets)", shipped)
         rows.insert(1, _row("as asked (target not met)", point))
     command = fit_gate_command(dataset_path, best.name, ship, overrides)

@@ -3,7 +3,7 @@
 Why here: `route`, `audit`, the route engines (one load per Ray worker) and the trace
 scorers all need the same thing, a registered gate at a fixed version with the contract it
 carries. Writing to the registry is not done here: a study that leaves a model returns a
-`runner.results.ModelSpec` and `runner.tracking.publish` logs and registers it.
+`runner.results.ModelSpec` and `runner.tracking.hand_over` logs and registers it.
 
 Every function takes the tracking store as a plain URI, never a config: the pipeline
 resolves it once (``RunContext.tracking_uri``) and a routing study loads the model it

@@ -197,7 +197,7 @@ def _sequence(errors: np.ndarray, rows: np.ndarray, target: float, delta: float)
     return int(failed[0]) if failed.size else int(p.size)
 
 
-def group_codes(groups: np.ndarray | None) -> np.ndarray | None:
+def codes_or_none(groups: np.ndarray | None) -> np.ndarray | None:
     """Integer codes of the rows' context groups (None: rows are independent)."""
     if groups is None:
         return None
@@ -298,7 +298,7 @@ def certify_accept(
     never accepted).
     """
     labels, r = _check(y, risk)
-    codes = group_codes(groups)
+    codes = codes_or_none(groups)
     return _certify("accept", labels, r, float(max_risk), float(delta), grid, codes, below)
 
 
@@ -318,7 +318,7 @@ def certify_review(
     must be above `above` (the accept threshold of a budgeted accept side).
     """
     labels, r = _check(y, risk)
-    codes = group_codes(groups)
+    codes = codes_or_none(groups)
     target = 1.0 - float(min_precision)
     c = _certify("review", 1 - labels, -r, target, float(delta), grid, codes, -above)
     threshold = math.inf if not c.feasible else -c.threshold
@@ -557,7 +557,7 @@ def calibrate_cascade(
     v = np.asarray(verifier_risk, dtype=np.float64)
     if v.shape != g.shape:
         raise ValueError("verifier_risk must have one score per row")
-    codes = group_codes(groups)
+    codes = codes_or_none(groups)
     n = g.size
     alpha, d = float(max_accepted_risk), float(delta)
     below_review = g < review_at

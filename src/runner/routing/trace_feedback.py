@@ -37,7 +37,7 @@ overriding assessment makes the one it overrode valid again), as does `TraceFeed
 when the run fails later, before its folder is published. The traces' experiment is marked
 as a GenAI experiment (unless it has a kind), so the MLflow UI opens it on its traces. The
 study returns a `TraceFeedback` as `StudyResult.trace_feedback`; the tracking layer
-(`runner.tracking.publish`) writes it once the routing run id is known.
+(`runner.tracking.hand_over`) writes it once the routing run id is known.
 """
 
 from __future__ import annotations
@@ -266,7 +266,7 @@ def remove(tracking_uri: str, written: list[tuple[str, str]]) -> int:
     return len(written)
 
 
-def withdraw(feedback: TraceFeedback) -> str:
+def undo_feedback(feedback: TraceFeedback) -> str:
     """Undo what `feedback` wrote; says what became of the traces (for an error message)."""
     pending = len(feedback.written)
     try:
@@ -320,7 +320,8 @@ def log_assessments(feedback: TraceFeedback, run_id: str | None) -> dict[str, An
                 logged = client.log_assessment(s.trace_id, assessment)
             except Exception as exc:
                 raise DataError(
-                    f"trace {s.trace_id}: logging {s.name} failed ({exc}); " + withdraw(feedback),
+                    f"trace {s.trace_id}: logging {s.name} failed ({exc}); "
+                    + undo_feedback(feedback),
                     file=where,
                     row=s.trace_id,
                     field=s.name,

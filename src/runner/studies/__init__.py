@@ -5,7 +5,7 @@ parts it takes and its typed `Params`; the experiment's YAML configures it and H
 `instantiate` builds it. `run(data, run)` gets the loaded data and the `RunContext` and
 returns a `StudyResult`; a study never reads a config or sees Hydra. What a run leaves in
 MLflow beyond its own run (a model to register, the model version it used) is a typed
-field of the result that `runner.tracking.publish` handles. `figures(cells)` draws from
+field of the result that `runner.tracking.hand_over` handles. `figures(cells)` draws from
 the long-format cells alone, so `make tables` can redraw them without recomputing.
 """
 

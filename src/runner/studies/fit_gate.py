@@ -17,7 +17,7 @@ none at all (the gate-alone path) the fit warns that `route` will not call it.
 The gate itself is then fitted on all rows. The model's metadata carries the thresholds,
 budgets, the bounds, the OOF promise with intervals, the calibration risk profile (for
 `route`'s shift test), the training data fingerprint and sources; the tracking layer logs
-it into this run, registers it and sets the alias (`runner.tracking.publish`).
+it into this run, registers it and sets the alias (`runner.tracking.hand_over`).
 """
 
 from __future__ import annotations

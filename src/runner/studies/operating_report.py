@@ -241,7 +241,7 @@ def _recommend(
     ]
     verifier = None
     if cascade_run is not None:
-        verifier = recommendation.Verifier(
+        verifier = recommendation.BandVerifier(
             name=cascade_run.verifier,
             risk=cascade_run.verifier_alone,
             ms_per_row=cascade_run.ms_band,

@@ -47,7 +47,7 @@ def rows_fingerprint(rows: pd.DataFrame) -> str:
     return h.hexdigest()
 
 
-def average_precision(y: np.ndarray, score: np.ndarray) -> float:
+def ap_or_nan(y: np.ndarray, score: np.ndarray) -> float:
     """AP of `score` for labels `y`; NaN when the rows hold one class (AP undefined)."""
     from sklearn.metrics import average_precision_score
 
@@ -60,7 +60,7 @@ def average_precision(y: np.ndarray, score: np.ndarray) -> float:
 def answer_length_ap(rows: pd.DataFrame) -> float:
     """AP of the answer's word count on `rows`: the baseline a detector must beat."""
     words = rows["answer"].astype(str).str.split().str.len().to_numpy(float)
-    return average_precision(rows["label"].to_numpy(int), words)
+    return ap_or_nan(rows["label"].to_numpy(int), words)
 
 
 def verifier_ap(model: str, rows: pd.DataFrame, threads: int | None = None) -> float:
@@ -75,7 +75,7 @@ def verifier_ap(model: str, rows: pd.DataFrame, threads: int | None = None) -> f
     verifier.check_sources()
     risk = verifier.score(rows.reset_index(drop=True))
     verifier.release()
-    return average_precision(rows["label"].to_numpy(int), risk)
+    return ap_or_nan(rows["label"].to_numpy(int), risk)
 
 
 @dataclass
@@ -175,7 +175,7 @@ def champion_on(
     return Champion(version, verifier_ap(uri, rows, threads), "scored")
 
 
-def decide(
+def choose_alias(
     ap: float,
     baseline_ap: float,
     champion: Champion | None,
@@ -214,7 +214,7 @@ def promote(
     best_dir: str | Path,
     plan: str,
 ) -> Promotion:
-    """Which alias newly trained weights get, and why: `decide` against the answer-length
+    """Which alias newly trained weights get, and why: `choose_alias` against the answer-length
     baseline and the current champion on the same validation rows; a rerun that reproduced
     a registered version reuses it (``store``: the run's tracking settings, or None)."""
     from runner.data import sha256_file
@@ -240,8 +240,8 @@ def promote(
             champion = champion_on(
                 store.uri, detector.model_name, detector.alias, val_rows, rows_sha, threads
             )
-            alias, reason = decide(ap, baseline, champion, len(val_rows), detector.alias)
+            alias, reason = choose_alias(ap, baseline, champion, len(val_rows), detector.alias)
     else:
-        alias, reason = decide(ap, baseline, None, len(val_rows), detector.alias)
+        alias, reason = choose_alias(ap, baseline, None, len(val_rows), detector.alias)
     (log.info if alias == detector.alias else log.warning)("%s", reason)
     return Promotion(alias, reason, ap, baseline, len(val_rows), rows_sha, champion, reused)
