@@ -19,11 +19,11 @@ from pathlib import Path
 import mlflow
 import numpy as np
 import pytest
-from omegaconf import OmegaConf
 from tests.conftest import process_running, run_runner
 
 from runner import tracking
 from runner.errors import ConfigError
+from runner.run_record import TrackingConf
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVICES = ROOT / "scripts" / "services.sh"
@@ -182,6 +182,7 @@ import json, sys, time
 from pathlib import Path
 from omegaconf import OmegaConf
 from runner import tracking
+from runner.config import run_record
 from runner.results import StudyResult
 
 artifacts, uri, job = Path(sys.argv[1]), sys.argv[2] or None, int(sys.argv[3])
@@ -203,8 +204,8 @@ for i in range(20):
 while not (artifacts / "go").exists():  # all jobs start logging at once
     time.sleep(0.01)
 try:
-    tracked = tracking.start_run(cfg, out)  # the pipeline's path: open, then finish
-    tracked.finish(cfg, result, out, {"git": {"commit": "test"}})
+    tracked = tracking.start_run(run_record(cfg), out)  # the pipeline's path: open, finish
+    tracked.finish(result, out, {"git": {"commit": "test"}})
     print(json.dumps(None))
 except Exception as exc:
     print(json.dumps(f"job {job}: {type(exc).__name__}: {str(exc)[:300]}"))
@@ -312,8 +313,8 @@ def test_the_postgres_backed_registry_registers_aliases_and_loads_a_model(stack)
 # -- checks before any work ---------------------------------------------------------------
 
 
-def _server_cfg(uri: str | None):
-    return OmegaConf.create({"tracking": {"enabled": True, "server": True, "uri": uri}})
+def _server_cfg(uri: str | None) -> TrackingConf:
+    return TrackingConf(enabled=True, server=True, uri=uri)
 
 
 def test_tracking_server_without_a_uri_is_a_config_error_not_a_local_fallback():
@@ -335,13 +336,8 @@ def test_a_server_that_does_not_answer_fails_the_check_naming_the_uri():
 
 
 def test_a_server_uri_leaves_artifacts_to_the_server():
-    cfg = OmegaConf.create(
-        {
-            "paths": {"artifacts_dir": "/nowhere"},
-            "tracking": {"uri": "http://127.0.0.1:5000", "artifact_root": None},
-        }
-    )
-    assert tracking.resolve_uri(cfg) == ("http://127.0.0.1:5000", None)
+    conf = TrackingConf(uri="http://127.0.0.1:5000", artifact_root=None)
+    assert tracking.resolve_uri(conf, "/nowhere") == ("http://127.0.0.1:5000", None)
 
 
 @pytest.mark.slow

@@ -18,7 +18,7 @@ from omegaconf import OmegaConf
 from tests.conftest import mlflow_server, run_runner
 
 from runner import tracking
-from runner.config import register_configs
+from runner.config import register_configs, run_record
 from runner.data import LoadedData
 from runner.errors import ConfigError
 from runner.pipeline import run
@@ -62,10 +62,11 @@ def _logged(tmp_path: Path) -> tuple[str, str]:
     out = tmp_path / "unit"
     out.mkdir()
     (out / "cells.csv").write_text("table,row,column,value,ci_low,ci_high\n")
-    tracked = tracking.start_run(cfg, out)  # the pipeline's path: open, then finish
-    tracked.finish(cfg, _result(), out, {"git": {"commit": "abc"}})
+    record = run_record(cfg)
+    tracked = tracking.start_run(record, out)  # the pipeline's path: open, then finish
+    tracked.finish(_result(), out, {"git": {"commit": "abc"}})
     run_id = tracked.run_id
-    uri, _ = tracking.resolve_uri(cfg)
+    uri, _ = tracking.record_store(record)
     return run_id, uri
 
 
@@ -94,7 +95,7 @@ def test_a_run_logs_cells_cis_params_tags_and_artifacts_to_sqlite(tmp_path):
 
 def test_tracking_off_logs_nothing(tmp_path):
     cfg = _cfg(tmp_path, enabled=False)
-    assert tracking.start_run(cfg, tmp_path) is None
+    assert tracking.start_run(run_record(cfg), tmp_path) is None
     assert not (tmp_path / "mlflow.db").exists()
 
 
@@ -112,7 +113,7 @@ def test_a_study_experiment_is_marked_to_open_on_its_runs_and_a_set_kind_is_kept
     assert client.get_experiment(other).tags[tracking.KIND_TAG] == tracking.TRACES_KIND
     # an experiment from before kinds existed gets one on its next run
     client.delete_experiment_tag(created.experiment_id, tracking.KIND_TAG)
-    tracking.prepare_experiment(_cfg(tmp_path))
+    tracking.prepare_experiment(run_record(_cfg(tmp_path)))
     assert (
         client.get_experiment(created.experiment_id).tags[tracking.KIND_TAG]
         == "custom_model_development"

@@ -42,7 +42,7 @@ def main(cfg: DictConfig) -> None:
             file=sys.stderr,
         )
         sys.exit(exc.exit_code)
-    print_summary(cfg, outcome)
+    print_summary(outcome)
 
 
 def _separate_multirun_outputs(cfg: DictConfig) -> None:

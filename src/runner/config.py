@@ -19,6 +19,7 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig, OmegaConf
 
+from runner.run_record import RunRecord, TrackingConf
 from runner.settings import OPEN_KEYS, SEED, import_path, is_record
 
 
@@ -35,18 +36,6 @@ class PathsConf:
     output_dir: str = MISSING
     cache_dir: str | None = None
     keep_runs: int | None = None
-
-
-@dataclass
-class TrackingConf:
-    """MLflow tracking: a SQLite backend under `artifacts/` unless `uri` says otherwise."""
-
-    enabled: bool = True
-    server: bool = False  # true (tracking=server): `uri` must be an http(s) tracking server
-    uri: str | None = None
-    artifact_root: str | None = None
-    experiment_name: str | None = None
-    run_name: str | None = None
 
 
 @dataclass
@@ -211,3 +200,23 @@ def recorded(cfg: Any) -> dict[str, Any]:
             if OmegaConf.is_interpolation(study, key):
                 out["study"][key] = study._get_node(key)._value()
     return out
+
+
+def run_record(cfg: Any) -> RunRecord:
+    """The run's configuration as plain values (`RunRecord`), computed once by the pipeline
+    and handed to tracking and reporting, which never read the config themselves."""
+    config = recorded(cfg)
+    node = cfg.get("tracking")
+    if isinstance(node, DictConfig):
+        node = OmegaConf.to_object(node)
+    tracking = TrackingConf(**node) if isinstance(node, dict) else node or TrackingConf()
+    paths = cfg.get("paths")
+    artifacts = paths.get("artifacts_dir") if paths is not None else None
+    return RunRecord(
+        experiment=str(cfg.experiment),
+        study=study_name(cfg),
+        config=config,
+        config_yaml=OmegaConf.to_yaml(OmegaConf.create(config)),
+        tracking=tracking,
+        artifacts_dir=None if artifacts is None else str(artifacts),
+    )

@@ -24,7 +24,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from runner.cli_errors import one_line
-from runner.config import NAMED_PARTS
+from runner.config import NAMED_PARTS, run_record
 from runner.errors import ConfigError, RunnerError
 from runner.interrupts import signals_as_interrupts
 from runner.results import StudyResult
@@ -103,7 +103,7 @@ def tracking_conf(cfg: DictConfig) -> Any:
         return conf
     from runner.tracking import resolve_uri
 
-    uri, root = resolve_uri(cfg)
+    uri, root = resolve_uri(conf, paths.artifacts_dir)
     return replace(conf, uri=uri, artifact_root=root)
 
 
@@ -156,9 +156,7 @@ def load_data(cfg: DictConfig, tracking_uri: str | None = None) -> Any:
     if "tracking_uri" in cfg.dataset and not cfg.dataset.tracking_uri:
         # a loader that reads the tracking store (MLflow traces) reads the run's own store
         if tracking_uri is None:
-            from runner.tracking import resolve_uri
-
-            tracking_uri = resolve_uri(cfg)[0]
+            tracking_uri = tracking_conf(cfg).uri
         kwargs["tracking_uri"] = tracking_uri
     try:
         return instantiate(cfg.dataset, _convert_="all", **kwargs)
@@ -204,7 +202,8 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
     cfg = with_schemas(cfg)  # typed once: the study, the data and the manifest read the same
     study = check_config(cfg)
     keep_runs = check_output_settings(cfg)
-    tracking.check(cfg)
+    record = run_record(cfg)  # the config as plain values: all tracking and reporting read
+    tracking.check(record.tracking)
     overrides = list(hydra_overrides() if overrides is None else overrides)
     git = git_state()  # read once: the manifest records it, a registered model carries it
     store = tracking_conf(cfg)
@@ -231,7 +230,7 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
             for gone in remove_abandoned(folder.exp_dir):
                 log.info("removed %s: the run writing it was killed", gone)
             where = (store.uri, store.artifact_root) if store is not None and store.uri else None
-            tracked = tracking.start_run(cfg, folder.run_dir, overrides, store=where)
+            tracked = tracking.start_run(record, folder.run_dir, overrides, store=where)
             run_id = tracked.run_id if tracked else None
             info.mlflow_run_id = run_id
             started = time.perf_counter()
@@ -241,7 +240,7 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
             result = study.run(data, context)
             result.runtime.setdefault("study_seconds", round(time.perf_counter() - started, 3))
             manifest = write_outputs(
-                cfg,
+                record,
                 result,
                 data,
                 folder.tmp_dir,
@@ -254,7 +253,7 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
             run_dir = publish(folder, keep_runs=keep_runs)
             published = True
             if tracked:
-                tracked.finish(cfg, result, run_dir, manifest)
+                tracked.finish(result, run_dir, manifest)
         except BaseException as exc:
             folder.discard()
             if not published:  # nothing of the run stays: neither do its trace assessments

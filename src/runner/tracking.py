@@ -27,8 +27,10 @@ What a run leaves outside itself is typed on its `StudyResult` and handled here,
 the run id is known (`hand_over`): a model to log and register (`ModelSpec`), the
 registered model version the run used (`ModelLink`: the run is tagged with the model,
 the version with the run) and feedback to write onto traces (`RunFeedback`). The
-pipeline resolves the store once (`resolve_uri`, kept in ``Inputs.tracking``) and hands
-that URI to every step of the run.
+pipeline resolves the store once (`resolve_uri`, kept in ``RunContext.tracking``) and hands
+that URI to every step of the run. Nothing here reads the Hydra config: the run's
+configuration arrives as a `runner.run_record.RunRecord`, plain values made once by the
+pipeline.
 """
 
 from __future__ import annotations
@@ -47,11 +49,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pandas as pd
-from omegaconf import DictConfig
 
-from runner.config import recorded, study_name
 from runner.errors import ConfigError
 from runner.results import ModelLink, ModelSpec, StudyResult
+from runner.run_record import RunRecord, TrackingConf
 
 log = logging.getLogger(__name__)
 
@@ -118,29 +119,36 @@ def is_server(uri: str | None) -> bool:
     return bool(uri) and str(uri).startswith(("http://", "https://"))
 
 
-def resolve_uri(cfg: DictConfig) -> tuple[str, str | None]:
-    """Tracking URI and artifact root, defaulting to SQLite + a folder under artifacts/.
+def resolve_uri(conf: TrackingConf, artifacts_dir: str | Path) -> tuple[str, str | None]:
+    """Tracking URI and artifact root, defaulting to SQLite + a folder under `artifacts_dir`.
 
     A server keeps artifacts where it decides (root None) unless `artifact_root` is set.
     """
-    artifacts = Path(cfg.paths.artifacts_dir)
-    uri = cfg.tracking.uri or f"sqlite:///{artifacts / 'mlflow.db'}"
+    artifacts = Path(artifacts_dir)
+    uri = conf.uri or f"sqlite:///{artifacts / 'mlflow.db'}"
     if is_server(uri):
-        return uri, cfg.tracking.artifact_root
-    root = cfg.tracking.artifact_root or str(artifacts / "mlruns")
+        return uri, conf.artifact_root
+    root = conf.artifact_root or str(artifacts / "mlruns")
     return uri, root
 
 
-def check(cfg: DictConfig, timeout: float = 10.0) -> None:
+def record_store(record: RunRecord) -> tuple[str, str | None]:
+    """The (tracking URI, artifact root) of `record`'s configuration (`resolve_uri`)."""
+    if record.artifacts_dir is None:
+        raise ValueError("the run record has no paths.artifacts_dir to put a default store under")
+    return resolve_uri(record.tracking, record.artifacts_dir)
+
+
+def check(conf: TrackingConf, timeout: float = 10.0) -> None:
     """Fail before any work when the configured tracking target cannot take a run.
 
     `tracking=server` without an http(s) URI would otherwise fall back to local SQLite,
     and an unreachable server would only fail after the study has run.
     """
-    if not cfg.tracking.enabled:
+    if not conf.enabled:
         return
-    uri = cfg.tracking.uri
-    if cfg.tracking.get("server") and not is_server(uri):
+    uri = conf.uri
+    if conf.server and not is_server(uri):
         raise ConfigError(
             f"tracking=server needs tracking.uri=http://HOST:PORT (or MLFLOW_TRACKING_URI); "
             f"got {uri!r}"
@@ -200,19 +208,19 @@ def store_lock(uri: str) -> Iterator[None]:
 
 
 def prepare_experiment(
-    cfg: DictConfig, store: tuple[str, str | None] | None = None
+    record: RunRecord, store: tuple[str, str | None] | None = None
 ) -> tuple[Any, str]:
     """Client and experiment id; creates (and migrates) the store and experiment once.
 
     `store` is the (tracking URI, artifact root) the pipeline resolved for this run
-    (default: `resolve_uri(cfg)`). Under `store_lock`, so of many jobs starting at once
+    (default: `record_store(record)`). Under `store_lock`, so of many jobs starting at once
     exactly one creates the database and the experiment and the others find them.
     """
     import mlflow
     from mlflow.exceptions import MlflowException
 
-    uri, root = store if store is not None else resolve_uri(cfg)
-    name = cfg.tracking.experiment_name or cfg.experiment
+    uri, root = store if store is not None else record_store(record)
+    name = record.tracking.experiment_name or record.experiment
     with store_lock(uri):
         client = mlflow.MlflowClient(tracking_uri=uri)
         experiment = retry_locked(client.get_experiment_by_name, name)
@@ -284,11 +292,11 @@ class TrackedRun:
         self.client = client
         self.run_id = run_id
 
-    def log_params(self, cfg: DictConfig) -> None:
+    def log_params(self, config: Mapping[str, Any]) -> None:
         """The flattened, resolved config as params (logged first, so failed runs have them)."""
         from mlflow.entities import Param
 
-        params = flat_params(recorded(cfg))
+        params = flat_params(dict(config))
         items = [Param(_UNSAFE.sub("_", k), v) for k, v in sorted(params.items())]
         for i in range(0, len(items), 100):
             retry_locked(self.client.log_batch, self.run_id, params=items[i : i + 100])
@@ -307,7 +315,7 @@ class TrackedRun:
             retry_on=RACED,  # get-or-create of the data set races between concurrent jobs
         )
 
-    def finish(self, cfg: DictConfig, result: StudyResult, run_dir: Path, manifest: dict) -> None:
+    def finish(self, result: StudyResult, run_dir: Path, manifest: dict) -> None:
         """Log cells, runtime, tags and the run folder; end the run FINISHED."""
         from mlflow.entities import Metric, RunTag
 
@@ -352,7 +360,7 @@ class TrackedRun:
 
 
 def start_run(
-    cfg: DictConfig,
+    record: RunRecord,
     run_dir: Path,
     overrides: list[str] | tuple[str, ...] = (),
     store: tuple[str, str | None] | None = None,
@@ -360,20 +368,20 @@ def start_run(
     """Open the MLflow run of one experiment run (None with tracking off).
 
     `run_dir` is the run's final folder (it is written later); the `output_dir` tag names it.
-    `store` is the resolved (tracking URI, artifact root) (default: `resolve_uri(cfg)`).
+    `store` is the resolved (tracking URI, artifact root) (default: `record_store(record)`).
     """
-    if not cfg.tracking.enabled:
+    if not record.tracking.enabled:
         log.info("tracking disabled: outputs are in %s only", run_dir)
         return None
-    client, experiment_id = prepare_experiment(cfg, store)
+    client, experiment_id = prepare_experiment(record, store)
     tags = {
-        "study": study_name(cfg),
+        "study": record.study,
         "output_dir": str(run_dir),
         "run_folder": run_dir.name,
         "overrides": " ".join(overrides)[:5000],
         **slurm_tags(),
     }
-    name = cfg.tracking.run_name or run_name(cfg.experiment, overrides)
+    name = record.tracking.run_name or run_name(record.experiment, overrides)
     run = retry_locked(client.create_run, experiment_id, run_name=name, tags=tags)
     tracked = TrackedRun(client, run.info.run_id)  # at once: a stop from here ends it KILLED
     try:
@@ -384,7 +392,7 @@ def start_run(
             experiment_id,
             ui_path(experiment_id),
         )
-        tracked.log_params(cfg)
+        tracked.log_params(record.config)
     except BaseException as exc:
         tracked.fail(exc)
         raise

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from omegaconf import DictConfig
-
 from runner.reporting.outputs import is_figure_data
 from runner.reporting.tables import pivot_table, to_markdown
 
 
-def print_summary(cfg: DictConfig, outcome: Any) -> None:
+def print_summary(outcome: Any) -> None:
     """Print every table of the run as Markdown, then the output and MLflow locations."""
     cells = outcome.result.cells_frame()
     for table in dict.fromkeys(cells["table"]):

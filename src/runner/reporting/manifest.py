@@ -22,11 +22,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig
-
-from runner.config import recorded, study_name
 from runner.paths import PROJECT_ROOT
 from runner.results import StudyResult
+from runner.run_record import RunRecord
 
 
 @dataclass
@@ -152,27 +150,8 @@ def data_file_records(data: Any) -> list[dict[str, Any]]:
     return [file_record(f) for f in data.files]
 
 
-def collect_seeds(cfg: DictConfig) -> dict[str, Any]:
-    """Every `seed`/`random_state` value in the resolved config, by dotted key."""
-    found: dict[str, Any] = {}
-
-    def walk(node: Any, prefix: str) -> None:
-        if isinstance(node, dict):
-            for key, value in node.items():
-                path = f"{prefix}.{key}" if prefix else str(key)
-                if key in ("seed", "random_state") and not isinstance(value, (dict, list)):
-                    found[path] = value
-                walk(value, path)
-        elif isinstance(node, list):
-            for i, value in enumerate(node):
-                walk(value, f"{prefix}[{i}]")
-
-    walk(recorded(cfg), "")
-    return found
-
-
 def build_manifest(
-    cfg: DictConfig,
+    record: RunRecord,
     result: StudyResult,
     data: Any,
     tables: list[str],
@@ -195,15 +174,15 @@ def build_manifest(
             "info": data.info,
         }
     return {
-        "experiment": cfg.experiment,
-        "study": study_name(cfg),
+        "experiment": record.experiment,
+        "study": record.study,
         "created_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "run": run_info.as_dict() if run_info is not None else None,
         "git": run_info.git if run_info is not None and run_info.git is not None else git_state(),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "packages": package_versions(),
-        "seeds": collect_seeds(cfg),
+        "seeds": record.seeds,
         "dataset": dataset,
         "models": result.runtime.get("models", {}),
         "model_files": model_file_records(parts or {}),
@@ -211,5 +190,5 @@ def build_manifest(
         "model_link": dataclasses.asdict(result.model_link) if result.model_link else None,
         "tables": tables,
         "figures": figures,
-        "config": recorded(cfg),
+        "config": record.config,
     }

@@ -19,13 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from omegaconf import DictConfig, OmegaConf
 
-from runner.config import recorded
 from runner.reporting.manifest import RunInfo, build_manifest
 from runner.reporting.run_folders import latest_run_dir
 from runner.reporting.tables import pivot_table, to_latex, to_markdown
 from runner.results import StudyResult
+from runner.run_record import RunRecord
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +95,7 @@ def write_figures(figures: FigureFn | None, cells: pd.DataFrame, out_dir: Path) 
 
 
 def write_outputs(
-    cfg: DictConfig,
+    record: RunRecord,
     result: StudyResult,
     data: Any,
     out_dir: Path,
@@ -122,9 +121,9 @@ def write_outputs(
     write_json(out_dir / "runtime.json", result.runtime)
     for name, obj in result.extra.items():
         write_json(out_dir / name, obj)
-    (out_dir / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(recorded(cfg))))
+    (out_dir / "config.yaml").write_text(record.config_yaml)
     manifest = build_manifest(
-        cfg, result, data, tables=table_ids, figures=figure_ids, run_info=run_info, parts=parts
+        record, result, data, tables=table_ids, figures=figure_ids, run_info=run_info, parts=parts
     )
     write_json(out_dir / "manifest.json", manifest)
     log.info(

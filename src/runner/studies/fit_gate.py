@@ -30,7 +30,6 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
-from runner.config import TrackingConf
 from runner.errors import ConfigError, DataError
 from runner.evaluation import BootstrapConf, score_gates
 from runner.features import with_lexical_features
@@ -48,6 +47,7 @@ from runner.routing import (
     set_contract,
     shift,
 )
+from runner.run_record import TrackingConf
 from runner.studies.contract import RunContext, Study, check_named
 
 log = logging.getLogger(__name__)
