@@ -53,13 +53,10 @@ from runner.env import apply_offline_defaults
 
 apply_offline_defaults()
 
+from runner.compose import build_verifier  # noqa: E402
 from runner.data import load_ragtruth  # noqa: E402
 from runner.paths import artifacts_dir  # noqa: E402
-from runner.verifiers import (  # noqa: E402
-    build_verifier,
-    time_scoring,
-    timing_sample,
-)
+from runner.verifiers import time_scoring, timing_sample  # noqa: E402
 
 log = logging.getLogger("bench_verifiers")
 

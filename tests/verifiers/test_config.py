@@ -11,13 +11,13 @@ from omegaconf import OmegaConf
 from omegaconf.errors import ValidationError
 from sklearn.base import clone
 
+from runner.compose import CONF_DIR, compose_verifier, master_seed
 from runner.config import register_configs
 from runner.errors import ConfigError
 from runner.schema_checks import with_schemas
 from runner.settings import derive
 from runner.verifiers import DebertaNLIVerifier, HHEMVerifier, LettuceDetectVerifier, Verifier
 from runner.verifiers.base import inference, settings_class
-from runner.verifiers.build import CONF_DIR, compose_verifier, master_seed
 
 SCHEMA = {
     cls: derive(f"runner.verifiers.{cls.__name__}")

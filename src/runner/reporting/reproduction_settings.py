@@ -51,25 +51,16 @@ def _shapes(key: str) -> bool:
 
 
 def reproduction_settings(experiment: str) -> dict[str, Any] | None:
-    """The experiment's reproduction settings: its config composed afresh, no overrides.
+    """The experiment's reproduction settings: its config composed afresh, no overrides
+    (`runner.compose.experiment_config`).
 
     None when the experiment has no config file (then no run of it counts as the
     reproduction).
     """
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
+    from runner.compose import experiment_config
 
-    from runner.config import recorded, register_configs
-    from runner.paths import PROJECT_ROOT
-
-    conf = PROJECT_ROOT / "conf"
-    if not (conf / "experiment" / f"{experiment}.yaml").exists():
-        return None
-    register_configs()
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
-        cfg = compose("config", overrides=[f"experiment={experiment}"])
-    return settings(recorded(cfg))  # as the manifest records a run's config
+    config = experiment_config(experiment)
+    return None if config is None else settings(config)
 
 
 def setting_differences(

@@ -10,7 +10,6 @@ from typing import Any
 
 from runner.lazy_exports import on_first_use
 from runner.verifiers.base import FRAME_COLUMNS, Verifier
-from runner.verifiers.build import build_verifier
 from runner.verifiers.checkpoint_check import check_tokenizer_present, check_weights_present
 from runner.verifiers.deberta_nli import DebertaNLIVerifier
 from runner.verifiers.detector_config import (
@@ -114,7 +113,6 @@ __all__ = [
     "answer_length_ap",
     "backbone_folder",
     "build_pairs",
-    "build_verifier",
     "by_task",
     "champion_on",
     "check_tokenizer_present",

@@ -1,9 +1,11 @@
-"""Build a verifier from its config file outside a full run (benchmarks, tests, notebooks).
+"""Compose a configuration outside a run: a verifier for a benchmark, an experiment's defaults.
 
 Why: ``scripts/bench_verifiers.py`` must time exactly the verifier a study would use, so it
 composes ``conf/verifier/<name>.yaml`` with Hydra (schema checks and the architecture
 defaults included) and instantiates it the way the runner does, instead of re-declaring
-settings.
+settings; ``make tables`` counts a logged run as the reproduction when its settings equal
+its experiment's config composed afresh (`experiment_config`). Composition belongs at the
+edge with the entry point, so it lives here and not in the packages that use the result.
 """
 
 from __future__ import annotations
@@ -12,26 +14,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
 
+from runner.config import recorded, register_configs
 from runner.paths import PROJECT_ROOT
+from runner.schema_checks import with_schemas
+from runner.settings import SEED
 
 CONF_DIR = PROJECT_ROOT / "conf"
 
 
-def register_schemas() -> None:
-    """Store the schemas the conf YAMLs name in Hydra's ConfigStore (idempotent)."""
-    from runner.config import register_configs
-
-    register_configs()
-
-
 def master_seed(conf_dir: Path = CONF_DIR) -> int:
     """The master ``seed`` of the root config (``conf/config.yaml``)."""
-    from omegaconf import OmegaConf
-
-    from runner.settings import SEED
-
     return int(OmegaConf.load(conf_dir / "config.yaml").get("seed", SEED))
 
 
@@ -62,13 +59,7 @@ def compose_verifier(
     ConfigError
         A value of the wrong type for the verifier's class (`with_schemas`).
     """
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-    from omegaconf import OmegaConf
-
-    from runner.schema_checks import with_schemas
-
-    register_schemas()
+    register_configs()
     seed = master_seed(conf_dir) if seed is None else seed
     was_initialized = GlobalHydra.instance().is_initialized()
     if was_initialized:
@@ -90,6 +81,16 @@ def build_verifier(
     name: str, overrides: Sequence[str] = (), conf_dir: Path = CONF_DIR, seed: int | None = None
 ) -> Any:
     """Instantiate the verifier of ``conf/verifier/<name>.yaml`` (see `compose_verifier`)."""
-    from hydra.utils import instantiate
-
     return instantiate(compose_verifier(name, overrides, conf_dir, seed), _convert_="all")
+
+
+def experiment_config(experiment: str, conf_dir: Path = CONF_DIR) -> dict[str, Any] | None:
+    """``conf/experiment/<experiment>.yaml`` composed afresh with no overrides, as a run
+    records its config (`runner.config.recorded`); None when the experiment has no file."""
+    if not (conf_dir / "experiment" / f"{experiment}.yaml").exists():
+        return None
+    register_configs()
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(conf_dir), version_base="1.3"):
+        cfg = compose("config", overrides=[f"experiment={experiment}"])
+    return recorded(cfg)

@@ -1,12 +1,14 @@
-"""Every conf/verifier YAML composes (schema, architecture defaults) and instantiates."""
+"""A configuration composed outside a run: every conf/verifier YAML composes (schema,
+architecture defaults) and instantiates, and an experiment composes as a run records it."""
 
 import pytest
 from hydra.errors import ConfigCompositionException
+from tests.verifiers.conftest import tiny_deberta  # noqa: F401  (a fixture this module uses)
 
+from runner.compose import CONF_DIR, build_verifier, compose_verifier, experiment_config
 from runner.errors import ConfigError
 from runner.gates import ClaimGate
 from runner.verifiers import DebertaNLIVerifier, HHEMVerifier, LettuceDetectVerifier
-from runner.verifiers.build import CONF_DIR, build_verifier, compose_verifier
 
 EXPECTED = {
     "deberta_nli": (DebertaNLIVerifier, "deberta_v3_small", "top_k_sentences", 512),
@@ -50,6 +52,15 @@ def test_schema_rejects_bad_types_and_unknown_keys():
         compose_verifier("deberta_nli", ["batchsize=2"])
 
 
-def test_local_model_path_override(tiny_deberta):
+def test_local_model_path_override(tiny_deberta):  # noqa: F811
     verifier = build_verifier("deberta_nli", [f"model={tiny_deberta}"])
     assert verifier.loaded.name == str(tiny_deberta)
+
+
+def test_an_experiment_composes_as_a_run_records_it_and_an_unknown_one_has_none():
+    config = experiment_config("rq1_cheap_signals")
+    assert config["experiment"] == "rq1_cheap_signals"
+    assert config["study"]["_target_"].endswith("CheapSignals")
+    assert config["study"]["gates"] == "${gates}"  # a part is recorded at its own key
+    assert "uncovered" in config["gates"]
+    assert experiment_config("no_such_experiment") is None
