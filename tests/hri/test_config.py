@@ -9,10 +9,11 @@ import pytest
 import yaml
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
+from omegaconf import OmegaConf
 
 from runner.config import register_configs
 from runner.errors import ConfigError
-from runner.hri.config import load_hri_config, validate_weights
+from runner.hri.config import HRIConfig, load_hri_config, validate_weights
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 
@@ -26,7 +27,7 @@ def default_dict() -> dict:
 
 def test_default_config_loads_with_weights_summing_to_one():
     config = load_hri_config(default_dict())
-    assert config.dimensions == ("F", "C", "U", "O", "S", "P", "H")
+    assert config.dimensions == ["F", "C", "U", "O", "S", "P", "H"]
     assert sum(config.weights.values()) == pytest.approx(1.0, abs=1e-12)
     assert config.weights_origin == "config"
     assert [b.action for b in config.bands] == ["release", "caution", "review", "block"]
@@ -127,7 +128,7 @@ def test_missing_hri_group_says_how_to_add_it():
 
 
 def _compose(overrides: list[str]):
-    register_configs()  # the schema the HRI YAML names (runner.hri.config.HRIConf)
+    register_configs()  # the schema the HRI YAML names (runner.hri.config.HRIConfig)
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         return compose(overrides=overrides)
@@ -135,18 +136,19 @@ def _compose(overrides: list[str]):
 
 def test_hydra_composes_the_default_group_against_its_schema():
     cfg = _compose(["+hri=default"])
-    config = load_hri_config(cfg.hri)
+    config = OmegaConf.to_object(cfg.hri)  # as a run builds it: the record checks itself
+    assert isinstance(config, HRIConfig)
     assert config.weights == load_hri_config(default_dict()).weights
 
 
 def test_ahp_variant_derives_the_weights_from_pairwise_judgments():
     cfg = _compose(["+hri=ahp"])
-    config = load_hri_config(cfg.hri)
+    config = OmegaConf.to_object(cfg.hri)
     expected = load_hri_config(default_dict()).weights
     assert config.weights_origin == "ahp"
     for k, w in expected.items():
         assert config.weights[k] == pytest.approx(w, abs=1e-12)
-    assert config.ahp["consistency_ratio"] == pytest.approx(0.0, abs=1e-12)
+    assert config.ahp_summary["consistency_ratio"] == pytest.approx(0.0, abs=1e-12)
 
 
 def test_ahp_variant_rejects_inconsistent_judgments():

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from omegaconf import OmegaConf
 from tests.studies.test_hri_example import hri_dict
 
 from runner.data.hri_records import Claim, LabelAssignment, Response
@@ -16,7 +15,7 @@ from runner.hri.scoring import score_response
 
 @pytest.fixture(scope="module")
 def config():
-    return load_hri_config(OmegaConf.create(hri_dict()))
+    return load_hri_config(hri_dict())
 
 
 def responses(outcomes: list[int], claims_each: int = 2) -> list[Response]:

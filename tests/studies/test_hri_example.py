@@ -17,7 +17,7 @@ from hydra.utils import instantiate
 from runner.config import register_configs
 from runner.data.hri_claims import load_hri_claims
 from runner.errors import ConfigError
-from runner.hri.config import HRIConf
+from runner.hri.config import HRIConfig
 from runner.pipeline import check_config
 from runner.studies import RunContext, hri_example
 
@@ -146,7 +146,7 @@ def test_experiment_config_composes_and_runs(tmp_path):
     assert cfg.dataset._target_ == "runner.data.hri_claims.load_hri_claims"
     data = instantiate(cfg.dataset, _convert_="all")
     study = check_config(cfg)  # the study as the pipeline builds it, `hri` group validated
-    assert isinstance(study, hri_example.HriExample) and isinstance(study.hri, HRIConf)
+    assert isinstance(study, hri_example.HriExample) and isinstance(study.hri, HRIConfig)
     assert study.params.response_id == "supplier-contract"
     cells = study.run(data, CONTEXT).cells_frame()
     hri_star = cells[(cells["table"] == "hri_example_summary") & (cells["column"] == "hri_star")]

@@ -18,6 +18,7 @@ from runner.data.hri_claims import load_hri_claims
 from runner.errors import ConfigError
 from runner.evaluation.config import BootstrapConf
 from runner.hri.aggregation import AGGREGATIONS
+from runner.hri.config import load_hri_config
 from runner.studies import RunContext
 from runner.studies import hri_predicted as hp
 
@@ -116,7 +117,7 @@ def build(cfg, params=None) -> hp.HriPredicted:
     """The study built with the parts `cfg` configures (its checks run on construction)."""
     s1 = cfg.get("span_detector")
     return hp.HriPredicted(
-        hri=cfg.hri,  # the `hri` group, validated by the study
+        hri=load_hri_config(hri_dict()),  # the `hri` group, as a run builds it
         bootstrap=OmegaConf.to_object(cfg.bootstrap),
         span_detector=None if s1 is None else instantiate(s1, _convert_="all"),
         judges={n: instantiate(node, _convert_="all") for n, node in cfg.judges.items()},

@@ -7,13 +7,12 @@ computed here, from a validated `runner.hri.config.HRIConfig`.
 
 from runner.hri.aggregation import AGGREGATIONS
 from runner.hri.calibration_scopes import calibrate_collection
-from runner.hri.config import HRIConf, HRIConfig, load_hri_config
+from runner.hri.config import HRIConfig, load_hri_config
 from runner.hri.label_agreement import collection_agreement
 from runner.hri.scoring import HRIResult, score_response
 
 __all__ = [
     "AGGREGATIONS",
-    "HRIConf",
     "HRIConfig",
     "HRIResult",
     "calibrate_collection",

@@ -1,46 +1,45 @@
-"""Schema and validation of the Hallucination Risk Index constants (`conf/hri/*.yaml`).
+"""The Hallucination Risk Index constants (`conf/hri/*.yaml`): one record that checks itself.
 
 Why: the seed (001) stresses that every HRI number — label contributions, the label to
 dimension mapping, dimension weights, safety floors, risk bands and the feedback decay λ —
 is a provisional design parameter to be calibrated per domain. So none of them lives in
-code: they are read from the `hri` config group, type-checked by the dataclass schema
-below (``conf/hri/default.yaml`` names it; its few defaults are noted there) and then checked for
-meaning by `validate_hri_config`, which raises a `ConfigError` naming the key at fault
-(weights that do not sum to 1, a floor on an unknown label, bands out of order, ...).
+code: they are read from the `hri` config group into `HRIConfig` (``conf/hri/default.yaml``
+names it; its few defaults are noted there), whose ``__post_init__`` checks them for
+meaning and raises a `ConfigError` naming the key at fault (weights that do not sum to 1, a
+floor on an unknown label, bands out of order, ...). The run's pre-flight builds it before
+any data is read, so a bad constant is an ``error:`` line, not a failed study.
 
-`load_hri_config` is what an HRI study calls on the ``hri`` record it is built with (in
-its ``__post_init__``, before any data is read): it accepts that `HRIConf` (or a composed
-node, or a plain mapping), merges it onto the schema, validates it and, when
-``weights_source`` is ``"ahp"``, replaces the weights by the AHP principal-eigenvector
-weights of ``ahp.comparisons`` (see `runner.hri.ahp`); no ``hri`` group at all is a
-`ConfigError` that says how to add it.
+When ``weights_source`` is ``"ahp"``, the weights are the AHP principal-eigenvector
+weights of ``ahp.comparisons`` (see `runner.hri.ahp`). `load_hri_config` builds the same
+record from a plain mapping (a YAML file read by hand, a notebook); no ``hri`` group at
+all is a `ConfigError` that says how to add it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import types
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
-
-from omegaconf import MISSING, DictConfig, OmegaConf
-from omegaconf.errors import OmegaConfBaseException
 
 from runner.errors import ConfigError
 from runner.hri.ahp import CR_LIMIT, ahp_weights
 
 
-@dataclass
+@dataclass(kw_only=True)
 class LabelConf:
     """One claim label of the rubric (seed Table III)."""
 
-    contribution: float = MISSING
+    contribution: float
     dimensions: list[str] = field(default_factory=list)
     allowed_dimensions: list[str] = field(default_factory=list)
     description: str = ""
 
 
-@dataclass
+@dataclass(kw_only=True)
 class FloorConf:
     """One safety-floor rule φ (seed Table IV).
 
@@ -51,9 +50,9 @@ class FloorConf:
     is unresolved.
     """
 
-    name: str = MISSING
-    label: str = MISSING
-    floor: float = MISSING
+    name: str
+    label: str
+    floor: float
     min_criticality: int | None = None
     max_criticality: int | None = None
     min_feedback_events: int | None = None
@@ -61,28 +60,28 @@ class FloorConf:
     description: str = ""
 
 
-@dataclass
+@dataclass(kw_only=True)
 class BandConf:
     """One risk band on the 0–`scale` axis; `upper` is its inclusive upper bound."""
 
-    name: str = MISSING
-    upper: float = MISSING
-    action: str = MISSING
+    name: str
+    upper: float
+    action: str
     description: str = ""
 
 
-@dataclass
+@dataclass(kw_only=True)
 class FeedbackConf:
     """Validated human feedback: which label and dimension it feeds, and its decay."""
 
     label: str = "VALIDATED_NEGATIVE_FEEDBACK"
     dimension: str = "H"
-    decay_lambda: float = MISSING
+    decay_lambda: float
     time_unit_days: float = 1.0
     default_severity: float | None = None
 
 
-@dataclass
+@dataclass(kw_only=True)
 class AHPConf:
     """AHP pairwise judgments over the dimensions and the consistency-ratio limit."""
 
@@ -90,41 +89,70 @@ class AHPConf:
     cr_limit: float = CR_LIMIT
 
 
-@dataclass
-class HRIConf:
-    """The whole `hri` config group (see `conf/hri/default.yaml` for every key's meaning)."""
+@dataclass(kw_only=True)
+class HRIConfig:
+    """The whole `hri` config group, checked for meaning when built (`conf/hri/default.yaml`
+    gives every key's meaning).
 
-    dimensions: list[str] = MISSING
-    labels: dict[str, LabelConf] = MISSING
-    weights: dict[str, float] = MISSING
+    After the checks ``weights`` are the effective weights, in dimension order: the
+    configured ones, or with ``weights_source: ahp`` those AHP derives (`ahp_summary` then
+    holds its summary); ``labels`` have their ``allowed_dimensions`` filled in.
+    """
+
+    dimensions: list[str]
+    labels: dict[str, LabelConf]
+    weights: dict[str, float]
     weights_source: str = "config"
     weight_tolerance: float = 1e-9
     ahp: AHPConf | None = None
-    feedback: FeedbackConf = field(default_factory=FeedbackConf)
+    feedback: FeedbackConf
     floors: list[FloorConf] = field(default_factory=list)
-    bands: list[BandConf] = MISSING
+    bands: list[BandConf]
     scale: float = 100.0
     band_rounding: int = 9
 
+    def __post_init__(self) -> None:
+        """Check every constant for meaning (`ConfigError` naming the key at fault)."""
+        dims = _check_dimensions(self.dimensions)
+        self.dimensions = list(dims)
+        self.labels = _check_labels(self.labels, dims)
+        _check_feedback(self.feedback, self.labels, dims)
+        _check_floors(self.floors, self.labels, self.feedback.label)
+        _check_bands(self.bands, self.scale)
+        if not isinstance(self.band_rounding, int) or self.band_rounding < 0:
+            raise ConfigError(
+                f"hri.band_rounding must be a non-negative integer, got {self.band_rounding!r}"
+            )
+        tol = float(self.weight_tolerance)
+        if not (math.isfinite(tol) and 0 <= tol < 1e-3):
+            raise ConfigError(f"hri.weight_tolerance must lie in [0, 1e-3), got {tol!r}")
+        self._ahp_summary: dict[str, Any] | None = None
+        if self.weights_source == "config":
+            self.weights = validate_weights(self.weights, dims, tol, key="hri.weights")
+        elif self.weights_source == "ahp":
+            if self.ahp is None or not self.ahp.comparisons:
+                raise ConfigError("hri.weights_source is 'ahp' but hri.ahp.comparisons is empty")
+            result = ahp_weights(
+                self.ahp.comparisons, dims, cr_limit=self.ahp.cr_limit, key="hri.ahp.comparisons"
+            )
+            self.weights = validate_weights(
+                result.weights, dims, tol, key="hri.ahp (derived weights)"
+            )
+            self._ahp_summary = result.to_dict()
+        else:
+            raise ConfigError(
+                f"hri.weights_source must be 'config' or 'ahp', got {self.weights_source!r}"
+            )
 
-@dataclass(frozen=True)
-class HRIConfig:
-    """Validated, read-only HRI constants, as the scorer uses them.
+    @property
+    def weights_origin(self) -> str:
+        """Where the effective weights come from: ``config`` or ``ahp``."""
+        return self.weights_source
 
-    Attributes mirror `HRIConf`; ``weights`` are the effective weights (from the config or
-    from AHP, see ``weights_origin``), ``ahp`` holds the AHP summary when AHP was used.
-    """
-
-    dimensions: tuple[str, ...]
-    labels: Mapping[str, LabelConf]
-    weights: Mapping[str, float]
-    weights_origin: str
-    feedback: FeedbackConf
-    floors: tuple[FloorConf, ...]
-    bands: tuple[BandConf, ...]
-    scale: float
-    band_rounding: int
-    ahp: Mapping[str, Any] | None = None
+    @property
+    def ahp_summary(self) -> dict[str, Any] | None:
+        """The AHP derivation (weights, consistency ratio, ...) when AHP set the weights."""
+        return self._ahp_summary
 
     def default_severity(self) -> float:
         """Severity q of a feedback event that gives none: the feedback label's contribution."""
@@ -167,7 +195,7 @@ class HRIConfig:
             ],
             "bands": [{"name": b.name, "upper": b.upper, "action": b.action} for b in self.bands],
             "scale": self.scale,
-            "ahp": None if self.ahp is None else dict(self.ahp),
+            "ahp": None if self._ahp_summary is None else dict(self._ahp_summary),
         }
 
 
@@ -177,86 +205,64 @@ MISSING_HRI = (
 )
 
 
-def load_hri_config(node: DictConfig | Mapping[str, Any] | HRIConf | None) -> HRIConfig:
-    """Type-check, validate and resolve the `hri` config group.
+def load_hri_config(node: Mapping[str, Any] | HRIConfig | None) -> HRIConfig:
+    """The `hri` constants as a checked `HRIConfig`, from the record or a plain mapping.
 
     Parameters
     ----------
-    node : DictConfig, mapping or HRIConf
-        The composed ``cfg.hri`` (or an equivalent plain mapping).
-
-    Returns
-    -------
-    HRIConfig
-        Validated constants with the effective weights.
+    node : HRIConfig or mapping
+        The record a run builds, or the same keys as a plain mapping (``conf/hri/*.yaml``
+        without its defaults list).
 
     Raises
     ------
     ConfigError
-        Naming the key at fault: unknown or mistyped keys, weights that are negative, miss
-        a dimension or do not sum to 1, unknown labels or dimensions, floors or bands that
-        cannot work, an AHP matrix above its consistency-ratio limit.
+        Naming the key at fault: unknown keys, a required key left out, weights that are
+        negative, miss a dimension or do not sum to 1, unknown labels or dimensions, floors
+        or bands that cannot work, an AHP matrix above its consistency-ratio limit.
     """
     if node is None:
         raise ConfigError(MISSING_HRI)
-    if isinstance(node, HRIConf):
-        conf = node
-    else:
-        try:
-            merged = OmegaConf.merge(OmegaConf.structured(HRIConf), node)
-            conf = OmegaConf.to_object(merged)
-        except OmegaConfBaseException as exc:
-            raise ConfigError(f"hri: {exc}") from exc
-    assert isinstance(conf, HRIConf)
-    return validate_hri_config(conf)
+    if isinstance(node, HRIConfig):
+        return node
+    return _record(HRIConfig, node, "hri")
 
 
-def validate_hri_config(conf: HRIConf) -> HRIConfig:
-    """Check an `HRIConf` for meaning and return the validated `HRIConfig`.
-
-    See `load_hri_config` for the checks; this is the part that needs no OmegaConf.
-    """
-    dims = _check_dimensions(conf.dimensions)
-    labels = _check_labels(conf.labels, dims)
-    _check_feedback(conf.feedback, labels, dims)
-    floors = _check_floors(conf.floors, labels, conf.feedback.label)
-    bands = _check_bands(conf.bands, conf.scale)
-    if not isinstance(conf.band_rounding, int) or conf.band_rounding < 0:
+def _record(kind: type, node: Any, key: str) -> Any:
+    """`kind` built from the mapping `node`, its nested records too; unknown or missing keys
+    are a `ConfigError` naming them (what OmegaConf's schema says for a composed group)."""
+    if not isinstance(node, Mapping):
+        raise ConfigError(f"{key}: expected a mapping of {kind.__name__}'s keys, got {node!r}")
+    fields = {f.name: f for f in dataclasses.fields(kind)}
+    unknown = [k for k in node if k not in fields]
+    if unknown:
         raise ConfigError(
-            f"hri.band_rounding must be a non-negative integer, got {conf.band_rounding!r}"
+            f"{key}.{unknown[0]}: unknown key ({kind.__name__} has no {unknown[0]!r}); "
+            f"valid keys: {', '.join(fields)}"
         )
-    tol = float(conf.weight_tolerance)
-    if not (math.isfinite(tol) and 0 <= tol < 1e-3):
-        raise ConfigError(f"hri.weight_tolerance must lie in [0, 1e-3), got {tol!r}")
-    ahp_summary = None
-    if conf.weights_source == "config":
-        weights = validate_weights(conf.weights, dims, tol, key="hri.weights")
-        origin = "config"
-    elif conf.weights_source == "ahp":
-        if conf.ahp is None or not conf.ahp.comparisons:
-            raise ConfigError("hri.weights_source is 'ahp' but hri.ahp.comparisons is empty")
-        result = ahp_weights(
-            conf.ahp.comparisons, dims, cr_limit=conf.ahp.cr_limit, key="hri.ahp.comparisons"
-        )
-        weights = validate_weights(result.weights, dims, tol, key="hri.ahp (derived weights)")
-        origin = "ahp"
-        ahp_summary = result.to_dict()
-    else:
-        raise ConfigError(
-            f"hri.weights_source must be 'config' or 'ahp', got {conf.weights_source!r}"
-        )
-    return HRIConfig(
-        dimensions=dims,
-        labels=labels,
-        weights=weights,
-        weights_origin=origin,
-        feedback=conf.feedback,
-        floors=floors,
-        bands=bands,
-        scale=float(conf.scale),
-        band_rounding=conf.band_rounding,
-        ahp=ahp_summary,
-    )
+    hints = typing.get_type_hints(kind)
+    values = {name: _value(hints[name], value, f"{key}.{name}") for name, value in node.items()}
+    try:
+        return kind(**values)
+    except TypeError as exc:  # a required key left out
+        raise ConfigError(f"{key}: {exc}") from None
+
+
+def _value(hint: Any, value: Any, key: str) -> Any:
+    """`value` with the records `hint` names built from their mappings."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    origin = typing.get_origin(hint)
+    if dataclasses.is_dataclass(hint):
+        return _record(hint, value, key)
+    if value is None:
+        return None
+    if origin in (typing.Union, types.UnionType) and len(args) == 1:
+        return _value(args[0], value, key)
+    if origin is list and args and dataclasses.is_dataclass(args[0]):
+        return [_record(args[0], v, f"{key}[{i}]") for i, v in enumerate(value)]
+    if origin is dict and len(args) == 2 and dataclasses.is_dataclass(args[1]):
+        return {k: _record(args[1], v, f"{key}.{k}") for k, v in value.items()}
+    return value
 
 
 def validate_weights(

@@ -52,7 +52,6 @@ from runner.errors import ConfigError, DataError
 from runner.evaluation import BootstrapConf
 from runner.hri import (
     AGGREGATIONS,
-    HRIConf,
     HRIConfig,
     HRIResult,
     calibrate_collection,
@@ -141,7 +140,7 @@ def check_params(p: Params) -> calibration_tables.Targets:
 class HriCalibration(Study, name="hri_calibration", titles=TITLES):
     """Calibrate the HRI against labelled outcomes; compare aggregations per collection."""
 
-    hri: HRIConf
+    hri: HRIConfig
     bootstrap: BootstrapConf
     params: Params = field(default_factory=Params)
     config: HRIConfig = field(init=False, repr=False)

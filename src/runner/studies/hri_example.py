@@ -29,7 +29,7 @@ import pandas as pd
 
 from runner.data import Response, responses_from_frame
 from runner.errors import ConfigError
-from runner.hri import AGGREGATIONS, HRIConf, HRIConfig, HRIResult, load_hri_config, score_response
+from runner.hri import AGGREGATIONS, HRIConfig, HRIResult, load_hri_config, score_response
 from runner.results import StudyResult
 from runner.studies.contract import RunContext, Study
 
@@ -62,7 +62,7 @@ class Params:
 class HriExample(Study, name="hri_example", titles=TITLES, paper=PAPER):
     """The seed's worked example of the HRI (seed 001, Table V), from the claims file."""
 
-    hri: HRIConf
+    hri: HRIConfig
     params: Params = field(default_factory=Params)
     config: HRIConfig = field(init=False, repr=False)
 

@@ -46,7 +46,6 @@ from runner.errors import ConfigError
 from runner.evaluation import BootstrapConf
 from runner.hri import (
     AGGREGATIONS,
-    HRIConf,
     HRIConfig,
     calibration_tables,
     load_hri_config,
@@ -119,7 +118,7 @@ class Params:
 class HriPredicted(Study, name="hri_predicted", titles=TITLES, paper="claims"):
     """Seeds 001 + 004: the HRI from predicted claim labels against human response outcomes."""
 
-    hri: HRIConf
+    hri: HRIConfig
     bootstrap: BootstrapConf
     span_detector: Any = None
     judges: dict[str, Any] = field(default_factory=dict)
