@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import os
-import re
 import sys
 import typing
 from collections.abc import Callable
@@ -26,7 +25,6 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
 _HINT_PREFIX = "To append to your config use"
-_TOP_LEVEL = re.compile(r"Key '([^']+)' not in 'RunConfig'")
 
 
 def one_line(exc: BaseException) -> str:
@@ -61,10 +59,23 @@ def one_line(exc: BaseException) -> str:
             parts.append(ln.rstrip("."))
         if options:
             parts.append(f"{options[0]} {', '.join(options[1:])}")
-    found = _TOP_LEVEL.search(" ".join(parts))
-    if found:
-        parts.append(top_level_hint(found.group(1)))
+    top = _unknown_top_level_key(exc.__cause__)
+    if top:
+        parts.append(top_level_hint(top))
     return "; ".join(dict.fromkeys(parts))
+
+
+def _unknown_top_level_key(cause: BaseException | None) -> str | None:
+    """The key the run's root config (`runner.config.RunConfig`) refused, from the error's
+    own fields (OmegaConf's ``full_key`` and ``object_type``), or None."""
+    from runner.config import RunConfig
+
+    if not isinstance(cause, ConfigKeyError | ConfigAttributeError):
+        return None
+    key = str(cause.full_key or "")
+    if not key or "." in key or getattr(cause, "object_type", None) is not RunConfig:
+        return None
+    return key
 
 
 def _unknown_key_of_a_part(cause: BaseException | None) -> str | None:

@@ -12,7 +12,6 @@ data set is loaded here (`load_data`); the study gets it with the `RunContext`.
 from __future__ import annotations
 
 import logging
-import re
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -70,7 +69,7 @@ def check_config(cfg: DictConfig) -> Study:
     check_required(cfg)
     check_schema_values(cfg)
     _use_run_registry(tracking_conf(cfg))
-    study = _build("study", cfg.study)
+    study = build_node("study", cfg.study)
     if not isinstance(study, Study):
         raise ConfigError(f"study._target_={cfg.study._target_!r} is not a runner Study")
     for _, part in study.parts():
@@ -107,7 +106,7 @@ def tracking_conf(cfg: DictConfig) -> Any:
     return replace(conf, uri=uri, artifact_root=root)
 
 
-def _build(key: str, node: DictConfig) -> Any:
+def build_node(key: str, node: DictConfig) -> Any:
     """`instantiate(node)`, with a part's own `RunnerError` unwrapped from Hydra's wrapper.
 
     Records (typed settings such as ``routing`` and ``study.params``) reach the part as
@@ -119,28 +118,52 @@ def _build(key: str, node: DictConfig) -> Any:
         return instantiate(node, _convert_="object")
     except InstantiationException as exc:
         cause = exc.__cause__
-        where = _user_key(node, key, _FULL_KEY.search(str(exc)))
+        where = _failing_part(node, key)
         if isinstance(cause, ConfigError) and where != key and not str(cause).startswith(where):
             raise ConfigError(f"{where}: {cause}") from None
         if isinstance(cause, RunnerError):
             raise cause from None
         raise ConfigError(f"{where}: cannot build {node.get('_target_')}: {exc}") from exc
     except OmegaConfBaseException as exc:  # e.g. an interpolated value of the wrong type
-        where = _user_key(node, key, _FULL_KEY.search(f"full_key: {exc.full_key}"))
+        where = _user_key(node, key, str(exc.full_key or key))
         raise ConfigError(f"{where.split('.')[0]}: {one_line(exc)}") from exc
 
 
-_FULL_KEY = re.compile(r"full_key: (\S+)")
+def _failing_part(node: DictConfig, key: str) -> str:
+    """The key a user sets for the part whose constructor failed (``verifiers.hhem_full``),
+    or `key` when none of them did (the study's own check failed).
+
+    Only on the error path: each part handed to the study by interpolation is built again
+    alone, in order, and the first that fails is named; no error text is parsed.
+    """
+    for child in node.keys():
+        if not OmegaConf.is_interpolation(node, child):
+            continue
+        source = _source(node, str(child))
+        value = node[child]
+        named = isinstance(value, DictConfig) and "_target_" not in value
+        for name, part in value.items() if named else [(None, value)]:
+            if not isinstance(part, DictConfig) or "_target_" not in part:
+                continue
+            try:
+                instantiate(part, _convert_="object")
+            except Exception:
+                return source if name is None else f"{source}.{name}"
+    return key
 
 
-def _user_key(node: DictConfig, key: str, found: re.Match | None) -> str:
-    """The key a user sets for the node Hydra names (``study.verifiers.hhem_full`` ->
+def _source(node: DictConfig, child: str) -> str:
+    """The key `node`'s interpolated `child` points at (``${verifiers}`` -> ``verifiers``)."""
+    return str(node._get_node(child)._value()).strip("${}")
+
+
+def _user_key(node: DictConfig, key: str, full: str) -> str:
+    """The key a user sets for the node `full` names (``study.verifiers.hhem_full`` ->
     ``verifiers.hhem_full``: the study's ``verifiers`` is ``${verifiers}``)."""
-    full = found.group(1) if found else key
     head, _, rest = full.removeprefix(f"{key}.").partition(".")
     if full == key or head not in node or not OmegaConf.is_interpolation(node, head):
         return full
-    source = str(node._get_node(head)._value()).strip("${}")
+    source = _source(node, head)
     return f"{source}.{rest}" if rest else source
 
 
