@@ -56,7 +56,8 @@ from runner.data import RagStream, load_ragtruth
 from runner.features import LEXICAL_FEATURE_NAMES, TFIDF_FEATURE_NAMES, family, lexical_features
 from runner.features import tfidf_vectors as vectors
 from runner.gates import ENHANCED_FEATURES, LogitGate
-from runner.routing import RoutedModel, RoutingModel, WorkFolder, engines, signature, stream
+from runner.routing import RoutedModel, WorkFolder, engines, stream
+from runner.routing.model import RoutingModel, signature
 from runner.text import tokenize
 
 

@@ -369,3 +369,24 @@ def test_the_override_a_missing_path_message_suggests_composes(tmp_path, experim
     fixes = [f for f in suggested_overrides(str(err.value)) if "=" in f]
     assert fixes, str(err.value)
     check_config(composed(f"experiment={experiment}", *given, *fixes))
+
+
+PROBE = """
+import sys
+from runner.config import register_configs
+register_configs()
+import runner.routing, runner.verifiers
+print('mlflow' in sys.modules)
+from runner.routing.model import RoutingModel
+print('mlflow' in sys.modules)
+"""
+
+
+@pytest.mark.slow
+def test_registering_every_schema_and_importing_the_packages_never_imports_mlflow():
+    # MLflow takes seconds to import: only a run that logs or serves a model pays for it
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"]

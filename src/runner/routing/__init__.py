@@ -12,9 +12,6 @@ the studies, the route engines load that model version again in each Ray worker
 (`runner.routing.trace_feedback`, called by tracking once the run id is known).
 """
 
-from typing import Any
-
-from runner.lazy_exports import on_first_use
 from runner.routing.audit import estimate
 from runner.routing.config import RoutingConf
 from runner.routing.reach import cascade_infeasible_message, infeasible_message
@@ -33,26 +30,14 @@ from runner.routing.thresholds import (
 from runner.routing.trace_feedback import TraceFeedback
 from runner.routing.work_folder import WorkFolder, work_key, work_root
 
-_ON_FIRST_USE = {
-    name: "runner.routing.model" for name in ("INPUT_FIELDS", "RoutingModel", "signature")
-}
-"""The routing model is an MLflow pyfunc: importing it imports MLflow (`runner.lazy_exports`)."""
-
-
-def __getattr__(name: str) -> Any:
-    return on_first_use(__name__, _ON_FIRST_USE, name)
-
-
 __all__ = [
     "DECISIONS",
-    "INPUT_FIELDS",
     "CascadeCalibration",
     "Certified",
     "Contract",
     "Guarantee",
     "RoutedModel",
     "RoutingConf",
-    "RoutingModel",
     "Thresholds",
     "TraceFeedback",
     "WorkFolder",
@@ -66,7 +51,6 @@ __all__ = [
     "load_routed_model",
     "parse_model_uri",
     "set_contract",
-    "signature",
     "work_key",
     "work_root",
 ]

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from runner.data import TraceMapping, TraceProblem, evaluated_row
-from runner.routing import INPUT_FIELDS
+from runner.routing.model import INPUT_FIELDS
 from runner.scorers.evidence import lexical_evidence
 
 SOURCE_ID = "scorer"

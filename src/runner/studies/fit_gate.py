@@ -114,7 +114,7 @@ class FitGate(Study, name="fit_gate", titles=TITLES):
         """OOF scores -> thresholds -> fit on all rows -> a `ModelSpec` to register."""
         # the routing model is an MLflow pyfunc: imported when a fit_gate runs, not whenever
         # the configs are registered (which imports every experiment's study class)
-        from runner.routing import INPUT_FIELDS, RoutingModel, signature
+        from runner.routing.model import INPUT_FIELDS, RoutingModel, signature
 
         routing, params = self.routing, self.params
         data = report.require_labels(data, "fit_gate")

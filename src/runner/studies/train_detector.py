@@ -26,10 +26,7 @@ from runner.errors import ConfigError
 from runner.results import ModelSpec, StudyResult
 from runner.studies.contract import RunContext, Study
 from runner.verifiers import (
-    ARTIFACT,
-    DETECTOR_INPUT_FIELDS,
     DetectorConf,
-    DetectorModel,
     RecipeJob,
     TrainConf,
     backbone_folder,
@@ -38,7 +35,6 @@ from runner.verifiers import (
     check_training_folder,
     check_training_plan,
     choose_threshold,
-    detector_signature,
     folder_sha256,
     grouped_split,
     plan_key,
@@ -221,6 +217,15 @@ class TrainDetector(Study, name="train_detector", titles=TITLES):
             "promotion": promotion.reason,
         }
         if run.tracking is not None and run.tracking.enabled:
+            # the detector's MLflow pyfunc: importing it imports MLflow, which only a run
+            # that registers the model should pay for (not every config registration)
+            from runner.verifiers.detector_model import (
+                ARTIFACT,
+                DETECTOR_INPUT_FIELDS,
+                DetectorModel,
+                detector_signature,
+            )
+
             example = train_rows[list(DETECTOR_INPUT_FIELDS)].head(2).reset_index(drop=True)
             result.model = ModelSpec(
                 python_model=DetectorModel(),

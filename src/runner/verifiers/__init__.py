@@ -6,9 +6,6 @@ architecture) and batched inference are shared by every verifier and tested once
 verifier module only says what its input looks like and how logits become risk.
 """
 
-from typing import Any
-
-from runner.lazy_exports import on_first_use
 from runner.verifiers.base import FRAME_COLUMNS, Verifier
 from runner.verifiers.checkpoint_check import check_tokenizer_present, check_weights_present
 from runner.verifiers.deberta_nli import DebertaNLIVerifier
@@ -76,28 +73,14 @@ from runner.verifiers.training_rows import (
     sample_rows,
 )
 
-_ON_FIRST_USE = {
-    name: "runner.verifiers.detector_model"
-    for name in ("ARTIFACT", "DETECTOR_INPUT_FIELDS", "DetectorModel", "detector_signature")
-}
-"""The detector's MLflow pyfunc: importing it imports MLflow (`runner.lazy_exports`)."""
-
-
-def __getattr__(name: str) -> Any:
-    return on_first_use(__name__, _ON_FIRST_USE, name)
-
-
 __all__ = [
     "AGGREGATES",
-    "ARTIFACT",
     "CANDIDATE_ALIAS",
-    "DETECTOR_INPUT_FIELDS",
     "FRAME_COLUMNS",
     "HHEM_TEMPLATE",
     "POLICIES",
     "DebertaNLIVerifier",
     "DetectorConf",
-    "DetectorModel",
     "HHEMVerifier",
     "InputRule",
     "LettuceDetectVerifier",
@@ -122,7 +105,6 @@ __all__ = [
     "check_weights_present",
     "choose_alias",
     "choose_threshold",
-    "detector_signature",
     "example_risks",
     "existing_version",
     "folder_sha256",
