@@ -53,7 +53,7 @@ from runner.env import apply_offline_defaults
 
 apply_offline_defaults()
 
-from runner.compose import build_verifier  # noqa: E402
+from runner.config import build_verifier  # noqa: E402
 from runner.data import load_ragtruth  # noqa: E402
 from runner.paths import artifacts_dir  # noqa: E402
 from runner.verifiers import time_scoring, timing_sample  # noqa: E402

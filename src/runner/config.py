@@ -1,4 +1,5 @@
-"""The run's schema and the registration of every part's schema in Hydra's ConfigStore.
+"""Hydra's side of the configuration: the run's schema, every part's schema in the
+ConfigStore, composing outside a run, and the run's record.
 
 Why: a typo in an override (`split.n_splits=abc`, `dataset.pth=...`) must fail at compose
 time, naming the key, before any data is read or model loaded. Every YAML in `conf/`
@@ -6,20 +7,33 @@ starts from the class it configures (its defaults list names it, ``runner.gates.
 `register_configs` finds those names in the YAMLs and stores the schema derived from each
 class (`runner.settings.derive`), so OmegaConf checks types and rejects unknown keys and a
 value's type and default live only in the class. No list of schemas is kept anywhere.
+
+Everything that reads a Hydra config lives here and in the pipeline: a config composed
+outside a run (`compose_verifier` / `build_verifier` for ``scripts/bench_verifiers.py``,
+which must time exactly the verifier a study would use; `experiment_config` for ``make
+tables``, which counts a logged run as the reproduction when its settings equal its
+experiment's config composed afresh), and the run's record (`run_record`), the plain values
+tracking and reporting receive.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
+from hydra.core.global_hydra import GlobalHydra
+from hydra.utils import instantiate
 from omegaconf import MISSING, DictConfig, OmegaConf
 
+from runner.paths import PROJECT_ROOT
 from runner.run_record import RunRecord, TrackingConf
+from runner.schema_checks import with_schemas
 from runner.settings import OPEN_KEYS, SEED, import_path, is_record
 
 
@@ -220,3 +234,75 @@ def run_record(cfg: Any) -> RunRecord:
         tracking=tracking,
         artifacts_dir=None if artifacts is None else str(artifacts),
     )
+
+
+CONF_DIR = PROJECT_ROOT / "conf"
+
+
+def master_seed(conf_dir: Path = CONF_DIR) -> int:
+    """The master ``seed`` of the root config (``conf/config.yaml``)."""
+    return int(OmegaConf.load(conf_dir / "config.yaml").get("seed", SEED))
+
+
+def compose_verifier(
+    name: str, overrides: Sequence[str] = (), conf_dir: Path = CONF_DIR, seed: int | None = None
+) -> DictConfig:
+    """Compose ``conf/verifier/<name>.yaml`` (with its defaults) into one config node.
+
+    Parameters
+    ----------
+    name : str
+        File stem in ``conf/verifier/``.
+    overrides : sequence of str
+        Hydra overrides relative to the verifier node, e.g. ``["weights=random"]``.
+    conf_dir : Path
+        Config root.
+    seed : int or None
+        The master seed the verifier's ``seed: ${seed}`` follows (None: the root config's,
+        `master_seed`), as in a run.
+
+    Returns
+    -------
+    DictConfig
+        The verifier node (``_target_`` and its parameters), interpolations resolved.
+
+    Raises
+    ------
+    ConfigError
+        A value of the wrong type for the verifier's class (`with_schemas`).
+    """
+    register_configs()
+    seed = master_seed(conf_dir) if seed is None else seed
+    was_initialized = GlobalHydra.instance().is_initialized()
+    if was_initialized:
+        GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(conf_dir), version_base="1.3"):
+        cfg = compose(
+            config_name=None,
+            overrides=[
+                f"+seed={seed}",
+                f"+verifier@verifier={name}",
+                *[f"verifier.{o}" for o in overrides],
+            ],
+        )
+    OmegaConf.resolve(cfg)
+    return with_schemas(cfg).verifier  # typed by its class, as a run's pre-flight types it
+
+
+def build_verifier(
+    name: str, overrides: Sequence[str] = (), conf_dir: Path = CONF_DIR, seed: int | None = None
+) -> Any:
+    """Instantiate the verifier of ``conf/verifier/<name>.yaml`` (see `compose_verifier`)."""
+    return instantiate(compose_verifier(name, overrides, conf_dir, seed), _convert_="all")
+
+
+def experiment_config(experiment: str, conf_dir: Path = CONF_DIR) -> dict[str, Any] | None:
+    """``conf/experiment/<experiment>.yaml`` composed afresh with no overrides, as a run
+    records its config (`runner.config.recorded`); None when the experiment has no file."""
+    if not (conf_dir / "experiment" / f"{experiment}.yaml").exists():
+        return None
+    register_configs()
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(conf_dir), version_base="1.3"):
+        cfg = compose("config", overrides=[f"experiment={experiment}"])
+    return recorded(cfg)

@@ -11,8 +11,7 @@ from omegaconf import OmegaConf
 from omegaconf.errors import ValidationError
 from sklearn.base import clone
 
-from runner.compose import CONF_DIR, compose_verifier, master_seed
-from runner.config import register_configs
+from runner.config import CONF_DIR, compose_verifier, master_seed, register_configs
 from runner.errors import ConfigError
 from runner.schema_checks import with_schemas
 from runner.settings import derive

@@ -52,12 +52,12 @@ def _shapes(key: str) -> bool:
 
 def reproduction_settings(experiment: str) -> dict[str, Any] | None:
     """The experiment's reproduction settings: its config composed afresh, no overrides
-    (`runner.compose.experiment_config`).
+    (`runner.config.experiment_config`).
 
     None when the experiment has no config file (then no run of it counts as the
     reproduction).
     """
-    from runner.compose import experiment_config
+    from runner.config import experiment_config
 
     config = experiment_config(experiment)
     return None if config is None else settings(config)

@@ -5,7 +5,7 @@ import pytest
 from hydra.errors import ConfigCompositionException
 from tests.verifiers.conftest import tiny_deberta  # noqa: F401  (a fixture this module uses)
 
-from runner.compose import CONF_DIR, build_verifier, compose_verifier, experiment_config
+from runner.config import CONF_DIR, build_verifier, compose_verifier, experiment_config
 from runner.errors import ConfigError
 from runner.gates import ClaimGate
 from runner.verifiers import DebertaNLIVerifier, HHEMVerifier, LettuceDetectVerifier
