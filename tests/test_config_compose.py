@@ -64,3 +64,11 @@ def test_an_experiment_composes_as_a_run_records_it_and_an_unknown_one_has_none(
     assert config["study"]["gates"] == "${gates}"  # a part is recorded at its own key
     assert "uncovered" in config["gates"]
     assert experiment_config("no_such_experiment") is None
+
+
+def test_the_cli_scans_the_conf_folders_it_adds_to_the_search_path():
+    from runner.config import searchpath_dirs
+
+    argv = ["experiment=rq1_cheap_signals", "hydra.searchpath=[file:///my/conf,pkg://x.conf]"]
+    assert searchpath_dirs(argv) == ["/my/conf"]
+    assert searchpath_dirs(["+hydra.searchpath=[file://rel/conf]"]) == ["rel/conf"]
