@@ -1,9 +1,10 @@
 """docs/architecture.md's newcomer page is followed as written: its gate, data set and study.
 
 Every block of the page's first section whose first line names a file (``# mylab/x.py``,
-``# conf/gate/x.yaml``) is copied, without that line, into a temporary folder, and every ``# run:`` command is run
-there as a user would run it (``python -m runner``, the folder as the working directory, its
-``mylab`` package on ``PYTHONPATH``), with only where the outputs go and tracking off added.
+``# conf/gate/x.yaml``) is copied, without that line, into a temporary folder, and every
+``# run:`` command is run there as a user would run it (``python -m runner``, the folder as
+the working directory, its ``mylab`` package on ``PYTHONPATH``), with only where the outputs
+go and tracking off added.
 A page that drifts from the code fails here.
 """
 
