@@ -27,6 +27,7 @@ from runner.data.hri_records import (
     check_structure,
     source_of,
 )
+from runner.data.labelled_rows import require_labels
 from runner.data.mlflow_traces import labelled_traces, load_mlflow_traces, search_all
 from runner.data.rag_file import PASSAGE_JOIN, duplicate_reason
 from runner.data.rag_stream import RagStream, RowStream, as_stream
@@ -85,6 +86,7 @@ __all__ = [
     "overlapping",
     "ragtruth_sentence_claims",
     "read_text",
+    "require_labels",
     "responses_from_frame",
     "route_answer",
     "search_all",

@@ -1,6 +1,6 @@
 """Source-shift evaluation: zero-shot, cross-source (leave one source out) and target-only.
 
-Why here: RQ5 and the operating report (`runner.routing.report`) both ask "does a learned
+Why here: RQ5 and the operating report (`runner.routing.operating_tables`) both ask "does a learned
 gate survive a new source?", and they need the same loops, their interval and
 standard-error rules and the labels that say how many target rows were really used. The
 studies keep their recipes and tables; the loops live here, once (`bootstrap_by_source`,

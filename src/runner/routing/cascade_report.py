@@ -1,6 +1,6 @@
 """What the verifier cascade buys on labelled rows: gate alone, verifier alone, the cascade.
 
-Why apart from `runner.routing.report`: the cascade needs a verifier's scores, which the
+Why apart from `runner.routing.operating_tables`: the cascade needs a verifier's scores, which the
 gate-only report never computes; keeping it here leaves the gate-only report untouched
 when no verifier is configured. The cascade is scored from its real parts: the gate's
 out-of-fold bands at the contract's budgets (``routing.review_budget`` /
@@ -24,7 +24,7 @@ import pandas as pd
 from runner.evaluation import scopes
 from runner.results import StudyResult
 from runner.routing.cascade import cascade_risk, final_decisions, score_band
-from runner.routing.report import accept_col, review_col
+from runner.routing.operating_tables import accept_col, review_col
 from runner.routing.thresholds import budget_thresholds, decide
 from runner.routing.traffic import realised
 

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
+from runner.data import require_labels
 from runner.errors import ConfigError, DataError
 from runner.evaluation import BootstrapConf, score_gates
 from runner.features import with_lexical_features
@@ -43,7 +44,7 @@ from runner.routing import (
     cascade_infeasible_message,
     cascade_shares,
     infeasible_message,
-    report,
+    operating_tables,
     set_contract,
     shift,
 )
@@ -56,7 +57,7 @@ TITLES = {
     "contract": "The routing contract on the out-of-fold scores",
     "cascade": "The calibrated cascade's final shares on the calibration rows, as route "
     "realises them (exact 95 % intervals, context groups by their effective number)",
-    **report.TITLES,
+    **operating_tables.TITLES,
 }
 
 
@@ -117,7 +118,7 @@ class FitGate(Study, name="fit_gate", titles=TITLES):
         from runner.routing.model import INPUT_FIELDS, RoutingModel, signature
 
         routing, params = self.routing, self.params
-        data = report.require_labels(data, "fit_gate")
+        data = require_labels(data, "fit_gate")
         name = routing.gate
         gate = self.gates[name]
         frame = with_lexical_features(data.frame, run.cache_dir).reset_index(drop=True)
@@ -136,7 +137,7 @@ class FitGate(Study, name="fit_gate", titles=TITLES):
         result = StudyResult(scores=scores, titles=dict(TITLES))
         controlled = guarantee is not None and guarantee.accept is not None
         accept_budget = thresholds.accept_share if controlled else routing.accept_budget
-        stats = report.add_operating_table(
+        stats = operating_tables.add_operating_table(
             result,
             scores,
             [name],
@@ -157,10 +158,12 @@ class FitGate(Study, name="fit_gate", titles=TITLES):
             _add_cascade_shares(result, calibrated[0].cascade)
         fitted = clone(gate).fit(frame, y) if getattr(gate, "needs_fit", False) else gate
         sources = sorted(frame["source"].astype(str).unique())
-        promised = report.promise(stats, name, routing.review_budget, routing.accept_budget)
+        promised = operating_tables.promise(
+            stats, name, routing.review_budget, routing.accept_budget
+        )
         target = routing.max_accepted_risk
         if target is None and routing.accept_budget > 0:
-            target = promised[report.accept_col(routing.accept_budget)]["ci_high"]
+            target = promised[operating_tables.accept_col(routing.accept_budget)]["ci_high"]
         metadata = {
             "gate": name,
             "thresholds": thresholds.to_dict(),

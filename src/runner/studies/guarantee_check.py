@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
+from runner.data import require_labels
 from runner.errors import ConfigError
 from runner.evaluation import score_gates
 from runner.features import with_lexical_features
@@ -50,7 +51,6 @@ from runner.routing import (
     guarantee_check,
     guarantee_tables,
     population_check,
-    report,
     shift,
 )
 from runner.studies.contract import RunContext, Study, check_named
@@ -121,7 +121,7 @@ class GuaranteeCheck(Study, name="guarantee_check", titles=TITLES):
     def run(self, data: Any, run: RunContext) -> StudyResult:
         """Score once, then calibrate and route over every split and every shift."""
         routing, params = self.routing, self.params
-        data = report.require_labels(data, "guarantee_check")
+        data = require_labels(data, "guarantee_check")
         frame = with_lexical_features(data.frame, run.cache_dir).reset_index(drop=True)
         gate = self.gates[routing.gate]
         scores = score_gates({routing.gate: gate}, frame, self.split, progress=run.progress)

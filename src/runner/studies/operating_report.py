@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from runner.data import require_labels
 from runner.errors import ConfigError
 from runner.evaluation import (
     BootstrapConf,
@@ -32,11 +33,11 @@ from runner.evaluation import (
 )
 from runner.features import with_lexical_features
 from runner.results import StudyResult
-from runner.routing import RoutingConf, cascade, cascade_report, recommendation, report
+from runner.routing import RoutingConf, cascade, cascade_report, operating_tables, recommendation
 from runner.studies.contract import RunContext, Study, check_named, configured
 
 TITLES = {
-    **report.TITLES,
+    **operating_tables.TITLES,
     "curve_review": "Review precision by reviewed share (%)",
     "curve_accept": "Accepted risk by accepted share (%)",
     "cascade": cascade_report.TITLE,
@@ -82,7 +83,7 @@ class OperatingReport(Study, name="operating_report", titles=TITLES):
     def run(self, data: Any, run: RunContext) -> StudyResult:
         """Score every gate out of fold and report the operating points with intervals."""
         params = self.params
-        data = report.require_labels(data, "operating_report")
+        data = require_labels(data, "operating_report")
         gates, boot = self.gates, self.bootstrap
         frame = with_lexical_features(data.frame, run.cache_dir).reset_index(drop=True)
         splitter = self.split
@@ -97,20 +98,20 @@ class OperatingReport(Study, name="operating_report", titles=TITLES):
         # the contract's own budgets are always columns: the recommendation reads their CIs
         review_budgets = sorted({*params.review_budgets, self.routing.review_budget})
         accept_budgets = sorted({*params.accept_budgets, self.routing.accept_budget})
-        stats = report.add_operating_table(
+        stats = operating_tables.add_operating_table(
             result, scores, names, boot, review_budgets, accept_budgets
         )
         y = scores["label"].to_numpy()
         for gate in names:
             s = scores[gate].to_numpy(float)
             for r, v in zip(REVIEW_GRID, review_precision_grid(y, s, REVIEW_GRID), strict=True):
-                result.add("curve_review", gate, report.pct(r), float(v))
+                result.add("curve_review", gate, operating_tables.pct(r), float(v))
             for a, v in zip(ACCEPT_GRID, accepted_risk_grid(y, s, ACCEPT_GRID), strict=True):
-                result.add("curve_accept", gate, report.pct(a), float(v))
+                result.add("curve_accept", gate, operating_tables.pct(a), float(v))
         sources = sorted(frame["source"].astype(str).unique())
         not_computable: dict[str, str] = {}
         if len(sources) >= 2:
-            not_computable = report.add_source_shift(
+            not_computable = operating_tables.add_source_shift(
                 result,
                 frame,
                 gates,
@@ -228,10 +229,12 @@ def _recommend(
         recommendation.Scored(
             name=name,
             risk=scores[name].to_numpy(float),
-            ap=stats.estimate(name, "AP", report.COMBINED).point,
+            ap=stats.estimate(name, "AP", operating_tables.COMBINED).point,
             ms_per_row=timing[name]["median_ms_per_example"] if name in timing else None,
             accept_ci_high={
-                a: stats.estimate(name, report.accept_col(a), report.COMBINED).high
+                a: stats.estimate(
+                    name, operating_tables.accept_col(a), operating_tables.COMBINED
+                ).high
                 for a in accept_budgets
                 if a > 0
             },

@@ -1,4 +1,4 @@
-"""The operating report's tables (`runner.routing.report`), as a specification.
+"""The operating report's tables (`runner.routing.operating_tables`), as a specification.
 
 What a gate does at the contract's budgets, with context-group intervals, and whether its
 ranking survives a source it was not fitted on. The source-shift numbers come from the
@@ -16,11 +16,12 @@ import pandas as pd
 import pytest
 from sklearn.base import BaseEstimator
 
+from runner.data import require_labels
 from runner.errors import DataError
 from runner.evaluation import source_shift as ss
 from runner.evaluation.config import BootstrapConf
 from runner.results import StudyResult
-from runner.routing import report as rp
+from runner.routing import operating_tables as tables
 
 BOOT = BootstrapConf(n_resamples=50, level=0.95, seed=3)
 
@@ -66,10 +67,10 @@ def cells(result: StudyResult) -> pd.DataFrame:
 
 
 def test_budgets_name_their_columns_in_percent():
-    assert rp.pct(0.1) == "10" and rp.pct(0.05) == "5"
-    assert rp.review_col(0.1) == "review precision@10%"
-    assert rp.accept_col(0.5) == "accepted risk@50%"
-    metrics = rp.metric_set([0.05, 0.1], [0.0, 0.5])
+    assert tables.pct(0.1) == "10" and tables.pct(0.05) == "5"
+    assert tables.review_col(0.1) == "review precision@10%"
+    assert tables.accept_col(0.5) == "accepted risk@50%"
+    metrics = tables.metric_set([0.05, 0.1], [0.0, 0.5])
     assert list(metrics) == [
         "AUROC",
         "AP",
@@ -84,21 +85,21 @@ def test_unlabelled_or_single_class_data_fails_before_any_scoring():
         info={"labelled": False}, files=["team.jsonl"], frame=pd.DataFrame(), name="team"
     )
     with pytest.raises(DataError, match="operating_report needs labelled rows"):
-        rp.require_labels(unlabelled, "operating_report")
+        require_labels(unlabelled, "operating_report")
     one_class = SimpleNamespace(
         info={}, files=[], frame=pd.DataFrame({"label": [0, 0, 0]}), name="team"
     )
     with pytest.raises(DataError, match="both classes"):
-        rp.require_labels(one_class, "fit_gate")
+        require_labels(one_class, "fit_gate")
     both = SimpleNamespace(info={}, files=[], frame=pd.DataFrame({"label": [0, 1]}), name="t")
-    rp.require_labels(both, "fit_gate")
+    require_labels(both, "fit_gate")
 
 
 def test_the_operating_table_has_every_scope_gate_and_budget_with_intervals():
     scores = rows({"docs": 60})
     scores["noise"] = np.random.default_rng(1).random(len(scores))
     result = StudyResult()
-    stats = rp.add_operating_table(result, scores, ["risk", "noise"], BOOT, [0.1], [0.5])
+    stats = tables.add_operating_table(result, scores, ["risk", "noise"], BOOT, [0.1], [0.5])
     table = cells(result).loc["operating"]
     expected_rows = {
         f"{scope} / {gate}"
@@ -119,10 +120,10 @@ def test_the_operating_table_has_every_scope_gate_and_budget_with_intervals():
     assert base.loc[("Combined", "rows"), "value"] == 60
     assert base.loc[("Combined", "hallucinated share"), "value"] == pytest.approx(20 / 60)
     # the promise a registered model carries is the Combined row of the same statistics
-    promised = rp.promise(stats, "risk", 0.1, 0.5)
+    promised = tables.promise(stats, "risk", 0.1, 0.5)
     assert promised["AUROC"]["value"] == pytest.approx(point["value"])
     assert set(promised) == {"AUROC", "AP", "review precision@10%", "accepted risk@50%"}
-    assert "accepted risk@0%" not in rp.promise(stats, "risk", 0.1, 0.0)
+    assert "accepted risk@0%" not in tables.promise(stats, "risk", 0.1, 0.0)
 
 
 def test_source_shift_rows_come_from_the_engine_and_a_source_that_cannot_give_one_is_marked():
@@ -131,7 +132,7 @@ def test_source_shift_rows_come_from_the_engine_and_a_source_that_cannot_give_on
     frame = pd.concat([frame, lonely], ignore_index=True)
     gates = {"zero": ColumnGate(), "learned": ColumnGate(needs_fit=True)}
     result = StudyResult()
-    blocked = rp.add_source_shift(result, frame, gates, BOOT, 0.1, 0.5, [4], 2, 7, False)
+    blocked = tables.add_source_shift(result, frame, gates, BOOT, 0.1, 0.5, [4], 2, 7, False)
     assert blocked == {"wiki": "one context group"}
     table = cells(result)
     loso = table.loc["leave_source_out"]
@@ -142,7 +143,7 @@ def test_source_shift_rows_come_from_the_engine_and_a_source_that_cannot_give_on
     from runner.evaluation.splits import LeaveSourceOut
 
     scores = score_gates(gates, frame, LeaveSourceOut(column="source"), progress=False)
-    metrics = rp.metric_set([0.1], [0.5])
+    metrics = tables.metric_set([0.1], [0.5])
     engine = ss.bootstrap_by_source(scores, list(gates), ["docs", "support"], metrics, BOOT)
     for source in ("docs", "support"):
         for gate in gates:
@@ -163,9 +164,9 @@ def test_source_shift_rows_come_from_the_engine_and_a_source_that_cannot_give_on
 def test_without_a_learned_gate_there_are_no_target_label_rows():
     frame = rows({"docs": 40, "support": 40})
     result = StudyResult()
-    blocked = rp.add_source_shift(
+    blocked = tables.add_source_shift(
         result, frame, {"zero": ColumnGate()}, BOOT, 0.1, 0.5, [4], 2, 7, False
     )
     assert blocked == {}
-    tables = set(result.cells_frame()["table"])
-    assert "leave_source_out" in tables and "target_labels" not in tables
+    shown = set(result.cells_frame()["table"])
+    assert "leave_source_out" in shown and "target_labels" not in shown

@@ -1,4 +1,4 @@
-"""The operating report: what a gate does at the contract's budgets, with intervals.
+"""The operating report's tables: what a gate does at the contract's budgets, with intervals.
 
 Why one module: `operating_report` shows it for every configured gate and `fit_gate` stores
 the chosen gate's part of it in the registered model's metadata, so the promise a model
@@ -19,8 +19,6 @@ from typing import Any
 
 import pandas as pd
 
-from runner.data import labelled_traces
-from runner.errors import DataError
 from runner.evaluation import (
     BootstrapConf,
     LeaveSourceOut,
@@ -37,7 +35,6 @@ from runner.evaluation import (
     score_gates,
     source_shift,
 )
-from runner.frames import check_labels
 from runner.results import StudyResult
 
 COMBINED = scopes.COMBINED
@@ -62,30 +59,6 @@ def review_col(rho: float) -> str:
 def accept_col(alpha: float) -> str:
     """The column name of accepted risk at budget `alpha`."""
     return f"accepted risk@{pct(alpha)}%"
-
-
-def require_labels(data: Any, what: str) -> Any:
-    """Fail before any scoring when the file has no labels or a single class.
-
-    MLflow traces say why a trace has no label themselves (`runner.data.labelled_traces`:
-    ``dataset.label`` unset or matching no assessment, an unlabelled trace by its id) and,
-    with ``dataset.skip_invalid=true``, leave the unlabelled ones out: the data to use is
-    returned.
-    """
-    if data.info.get("origin") == "mlflow":
-        data = labelled_traces(data, what)
-    if not data.info.get("labelled", True):
-        raise DataError(
-            f"{what} needs labelled rows: add a 'label' column (1/0, true/false, "
-            "hallucinated/faithful or FAIL/PASS)",
-            file=data.files[0] if data.files else None,
-            row="header",
-            field="label",
-        )
-    check_labels(
-        data.frame["label"], name=f"data set {data.name}", need_all="AUROC/AP", error=DataError
-    )
-    return data
 
 
 def metric_set(review_budgets: Sequence[float], accept_budgets: Sequence[float]) -> dict:
