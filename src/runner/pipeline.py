@@ -252,8 +252,7 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
             folder.make()
             for gone in remove_abandoned(folder.exp_dir):
                 log.info("removed %s: the run writing it was killed", gone)
-            where = (store.uri, store.artifact_root) if store is not None and store.uri else None
-            tracked = tracking.start_run(record, folder.run_dir, overrides, store=where)
+            tracked = tracking.start_run(record, folder.run_dir, overrides, store=store)
             run_id = tracked.run_id if tracked else None
             info.mlflow_run_id = run_id
             started = time.perf_counter()

@@ -207,19 +207,20 @@ def store_lock(uri: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def prepare_experiment(
-    record: RunRecord, store: tuple[str, str | None] | None = None
-) -> tuple[Any, str]:
+def prepare_experiment(record: RunRecord, store: TrackingConf | None = None) -> tuple[Any, str]:
     """Client and experiment id; creates (and migrates) the store and experiment once.
 
-    `store` is the (tracking URI, artifact root) the pipeline resolved for this run
-    (default: `record_store(record)`). Under `store_lock`, so of many jobs starting at once
-    exactly one creates the database and the experiment and the others find them.
+    `store` is the run's tracking settings with the URI and artifact root the pipeline
+    resolved (default: `record_store(record)`). Under `store_lock`, so of many jobs starting
+    at once exactly one creates the database and the experiment and the others find them.
     """
     import mlflow
     from mlflow.exceptions import MlflowException
 
-    uri, root = store if store is not None else record_store(record)
+    if store is not None and store.uri:
+        uri, root = store.uri, store.artifact_root
+    else:
+        uri, root = record_store(record)
     name = record.tracking.experiment_name or record.experiment
     with store_lock(uri):
         client = mlflow.MlflowClient(tracking_uri=uri)
@@ -363,12 +364,12 @@ def start_run(
     record: RunRecord,
     run_dir: Path,
     overrides: list[str] | tuple[str, ...] = (),
-    store: tuple[str, str | None] | None = None,
+    store: TrackingConf | None = None,
 ) -> TrackedRun | None:
     """Open the MLflow run of one experiment run (None with tracking off).
 
     `run_dir` is the run's final folder (it is written later); the `output_dir` tag names it.
-    `store` is the resolved (tracking URI, artifact root) (default: `record_store(record)`).
+    `store` is the run's resolved tracking settings (default: `record_store(record)`).
     """
     if not record.tracking.enabled:
         log.info("tracking disabled: outputs are in %s only", run_dir)
