@@ -65,6 +65,44 @@ class Scope:
         return self.positive[self.keep]
 
 
+@dataclass(frozen=True)
+class Runs:
+    """What the verifiers produced: S1's run (None without one), each judge's run, the claim
+    of each judged unit, and the run's runtime record (the cost table reads it)."""
+
+    s1: SpanRun | None
+    judges: dict[str, JudgeRun]
+    unit_claim: np.ndarray
+    runtime: dict[str, Any]
+
+
+def scope_tables(
+    result: StudyResult,
+    ctx: Scope,
+    meta: np.ndarray,
+    systems: list[System],
+    runs: Runs,
+    combos: list[Any],
+    boot: Any,
+    timing_in_tables: bool,
+) -> None:
+    """Every table of one scope, in the report's order: data, systems, S1's, the judges'
+    overlaps and abstentions, combinations, categories and cost."""
+    judges = list(runs.judges)
+    data_table(result, ctx, meta)
+    systems_table(result, ctx, systems)
+    if runs.s1 is not None:
+        s1_tables(result, ctx, runs.s1, boot)
+    if judges:
+        venn_tables(result, ctx, judges)
+        abstention_table(result, ctx, runs.judges, runs.unit_claim)
+    if combos:
+        combination_table(result, ctx, combos)
+    category_table(result, ctx, systems, judges)
+    if judges:
+        cost_table(result, ctx, runs.s1, runs.judges, runs.runtime, timing_in_tables)
+
+
 def system_rows(s1: SpanRun | None, judge_runs: dict[str, JudgeRun]) -> list[System]:
     """S1, then per judge: S2 alone, S3 AND, S4 vote and S5 cascade with S1.
 

@@ -118,6 +118,56 @@ def scope_tables(
     return out
 
 
+def ranking_scopes(
+    result: StudyResult,
+    scopes: list[tuple[str, list[int]]],
+    scored: dict[str, dict[int, Any]],
+    responses: list[Response],
+    ref_name: str,
+    aggregations: list[str],
+    boot: BootstrapConf,
+) -> dict[str, Any]:
+    """Each scope's ranking and delta tables (`scope_tables`, the scope's position in the
+    bootstrap seed); returns each scope's summary by its name."""
+    y_all = np.array([r.outcome for r in responses], dtype=np.float64)
+    out: dict[str, Any] = {}
+    for si, (suffix, members) in enumerate(scopes):
+        out[suffix or "every response"] = scope_tables(
+            result, suffix, members, y_all, scored, responses, ref_name, aggregations, boot,
+            [boot.seed, si],
+        )  # fmt: skip
+    return out
+
+
+def summary_json(
+    by_scope: dict[str, Any],
+    mapping: dict[str, str],
+    collection: str,
+    responses: list[Response],
+    claims: int,
+    s1_responses: list[int],
+    judged_responses: list[int],
+    runtime: dict[str, Any],
+    boot: BootstrapConf,
+    data: LoadedData,
+) -> dict[str, Any]:
+    """``hri_predicted_summary.json``: the scopes' summaries, the verdict mapping, which
+    responses and claims each verifier saw, the bootstrap and the data set."""
+    return {
+        "scopes": by_scope,
+        "verdict_labels": mapping,
+        "collection": collection,
+        "responses": len(responses),
+        "claims": claims,
+        "s1_responses": [responses[i].response_id for i in s1_responses],
+        "s1_claims": runtime["s1_claims"],
+        "judged_responses": [responses[i].response_id for i in judged_responses],
+        "judged_claims": runtime["judged_claims"],
+        "bootstrap": dict(n_resamples=boot.n_resamples, level=boot.level, seed=boot.seed),
+        "data": {"name": data.name, "fingerprint": data.fingerprint},
+    }
+
+
 def label_table(
     result: StudyResult,
     systems: dict[str, tuple[np.ndarray, np.ndarray]],

@@ -207,18 +207,9 @@ class ClaimsVerification(Study, name="claims_verification", titles=TITLES, paper
         for suffix, _ in SUBSETS:
             keep = ~meta if suffix else np.ones(len(claims), dtype=bool)
             ctx = tables.Scope(suffix, keep, positive, claims, labels, abstained, TITLES, note)
-            tables.data_table(result, ctx, meta)
-            tables.systems_table(result, ctx, systems)
-            if s1 is not None:
-                tables.s1_tables(result, ctx, s1, self.bootstrap)
-            if judges:
-                tables.venn_tables(result, ctx, judges)
-                tables.abstention_table(result, ctx, judge_runs, cu.unit_claim)
-            if combos:
-                tables.combination_table(result, ctx, combos)
-            tables.category_table(result, ctx, systems, judges)
-            if judges:
-                tables.cost_table(result, ctx, s1, judge_runs, runtime, params.timing_in_tables)
+            runs = tables.Runs(s1, judge_runs, cu.unit_claim, runtime)
+            tables.scope_tables(result, ctx, meta, systems, runs, combos, self.bootstrap,
+                                params.timing_in_tables)  # fmt: skip
         if judges:
             title = TITLES["meta_precision"] + (f" [{note}]" if note else "")
             tables.meta_precision_table(result, title, positive, meta, judge_runs)

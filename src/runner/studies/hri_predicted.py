@@ -38,7 +38,6 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-import numpy as np
 import pandas as pd
 
 from runner.claims import answer_cache, judge_units, span_cache, system_labels
@@ -214,37 +213,23 @@ class HriPredicted(Study, name="hri_predicted", titles=TITLES, paper="claims"):
         scored = predicted_labels.score_systems(
             responses, references, systems, owner, mapping, config
         )
-        y_all = np.array([r.outcome for r in responses], dtype=np.float64)
-        summary: dict[str, Any] = {"scopes": {}, "verdict_labels": mapping}
         scopes = [("", list(range(len(responses))))]
         if det is not None and len(s1_resp) < len(responses):
             scopes.append(("_s1", s1_resp))
         if judge_labels and len(judged_resp) < len(scopes[-1][1]):
             scopes.append(("_judged", judged_resp))
-        for si, (suffix, members) in enumerate(scopes):
-            summary["scopes"][suffix or "every response"] = predicted_tables.scope_tables(
-                result, suffix, members, y_all, scored, responses, ref_name,
-                params.aggregations, boot, [boot.seed, si],
-            )  # fmt: skip
+        by_scope = predicted_tables.ranking_scopes(
+            result, scopes, scored, responses, ref_name, params.aggregations, boot
+        )
         predicted_tables.label_table(result, systems, responses, params.collection, references)
         result.scores = predicted_tables.scores_frame(responses, scored, params.aggregations)
         result.runtime["hri_predicted"] = runtime
-        summary.update(
-            {
-                "collection": params.collection,
-                "responses": len(responses),
-                "claims": len(claims),
-                "s1_responses": [responses[i].response_id for i in s1_resp if det is not None],
-                "s1_claims": runtime["s1_claims"],
-                "judged_responses": (
-                    [responses[i].response_id for i in judged_resp] if judge_labels else []
-                ),
-                "judged_claims": runtime["judged_claims"],
-                "bootstrap": dict(n_resamples=boot.n_resamples, level=boot.level, seed=boot.seed),
-                "data": {"name": data.name, "fingerprint": data.fingerprint},
-            }
-        )
-        result.extra["hri_predicted_summary.json"] = summary
+        s1_shown = s1_resp if det is not None else []
+        judged_shown = judged_resp if judge_labels else []
+        result.extra["hri_predicted_summary.json"] = predicted_tables.summary_json(
+            by_scope, mapping, params.collection, responses, len(claims), s1_shown,
+            judged_shown, runtime, boot, data,
+        )  # fmt: skip
         result.extra["hri_predicted_claims.json"] = predicted_tables.claims_json(
             responses, owner, systems
         )
