@@ -1,4 +1,5 @@
-"""docs/architecture.md's newcomer page is followed as written: its gate, data set and study.
+"""docs/architecture.md's newcomer page is followed as written: a gate, a data set, a study
+and a verifier.
 
 Every block of the page's first section whose first line names a file (``# mylab/x.py``,
 ``# conf/gate/x.yaml``) is copied, without that line, into a temporary folder, and every
@@ -20,6 +21,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from tests.conftest import ROOT, real_data_dir
+from tests.verifiers.conftest import TINY_ARCH
+from tests.verifiers.conftest import _save as save_model
 
 from runner.data import load_ragtruth
 from runner.errors import DataError
@@ -61,11 +64,13 @@ def test_the_page_names_a_file_for_every_block_and_a_command_for_every_example()
         "conf/dataset/qa_logs.yaml",
         "conf/experiment/length_baseline.yaml",
         "conf/gate/digit_share.yaml",
+        "conf/verifier/nli_contradiction.yaml",
+        "mylab/contradiction.py",
         "mylab/digits.py",
         "mylab/length_baseline.py",
         "mylab/qa_logs.py",
     ]
-    assert len(commands()) == 3
+    assert len(commands()) == 4
 
 
 @pytest.fixture(scope="module")
@@ -83,11 +88,18 @@ def workspace(tmp_path_factory) -> Path:
             "topic": rows["task"],
             "question": rows["question"],
             "passage": rows["context"],
-            "response": rows["answer"],
+            # cut to 40 words: the tiny test tokenizer splits words into many pieces, and a
+            # verifier never truncates the answer (its window must hold it)
+            "response": rows["answer"].str.split().str[:40].str.join(" "),
             "verdict": rows["label"].map({0: "ok", 1: "hallucinated"}),
         }
     )
     logs.to_csv(root / "qa_logs.csv", index=False)
+    # the verifier's model: a tiny DeBERTa-v2 NLI cross-encoder with random weights, saved
+    # as a user's local copy of the real one would be
+    from transformers import DebertaV2ForSequenceClassification
+
+    save_model(DebertaV2ForSequenceClassification, TINY_ARCH["deberta"], root / "nli-model")
     return root
 
 
@@ -138,6 +150,15 @@ def test_the_new_study_reports_its_table(workspace):
     cells = _run(commands()[2], workspace)
     assert set(cells.table) == {"length"}
     assert cells[cells.column == "length/AUROC"].value.notna().all()
+
+
+@pytest.mark.slow
+def test_the_new_verifier_decides_the_verify_band_of_the_operating_report(workspace):
+    cells = _run(commands()[3], workspace)
+    cascade = cells[(cells.table == "cascade") & cells.row.str.endswith(" -> contradiction")]
+    assert len(cascade) > 0
+    sent = cascade[cascade.column == "share sent to verifier"].value
+    assert ((sent > 0) & (sent < 1)).all()  # the band only, not every row
 
 
 def test_the_new_loader_refuses_a_bad_row_naming_file_line_and_field(tmp_path, monkeypatch):
