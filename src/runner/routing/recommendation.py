@@ -20,9 +20,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
+import pandas as pd
 
+from runner.evaluation import scopes
 from runner.routing.contract_points import (
     BandVerifier,
     Scored,
@@ -32,7 +35,35 @@ from runner.routing.contract_points import (
     neighbours,
     rules,
 )
+from runner.routing.operating_tables import COMBINED, accept_col
 from runner.routing.ship_command import fit_gate_command, setting
+
+
+def scored_gates(
+    names: Sequence[str],
+    scores: pd.DataFrame,
+    stats: scopes.ScopeStats,
+    timing: Mapping[str, Any],
+    accept_budgets: Sequence[float],
+) -> list[Scored]:
+    """Each gate as the recommendation reads it from the operating report: its out-of-fold
+    risk, pooled AP, ms/row, the upper end of its accepted-risk interval at each accept
+    budget, and the rows' context groups."""
+    return [
+        Scored(
+            name=name,
+            risk=scores[name].to_numpy(float),
+            ap=stats.estimate(name, "AP", COMBINED).point,
+            ms_per_row=timing[name]["median_ms_per_example"] if name in timing else None,
+            accept_ci_high={
+                a: stats.estimate(name, accept_col(a), COMBINED).high
+                for a in accept_budgets
+                if a > 0
+            },
+            groups=scores["group_id"].to_numpy(),
+        )
+        for name in names
+    ]
 
 
 def _key(point: dict, gate: Scored, routing) -> tuple:

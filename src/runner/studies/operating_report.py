@@ -225,23 +225,7 @@ def _recommend(
     """Hand the recommendation what the report computed: OOF risks, AP, the accepted-risk CI
     upper ends, ms/row, and the cascade's verifier scores."""
     timing = result.runtime.get("gates") or {}
-    gates = [
-        recommendation.Scored(
-            name=name,
-            risk=scores[name].to_numpy(float),
-            ap=stats.estimate(name, "AP", operating_tables.COMBINED).point,
-            ms_per_row=timing[name]["median_ms_per_example"] if name in timing else None,
-            accept_ci_high={
-                a: stats.estimate(
-                    name, operating_tables.accept_col(a), operating_tables.COMBINED
-                ).high
-                for a in accept_budgets
-                if a > 0
-            },
-            groups=scores["group_id"].to_numpy(),
-        )
-        for name in study.gates
-    ]
+    gates = recommendation.scored_gates(list(study.gates), scores, stats, timing, accept_budgets)
     verifier = None
     if cascade_run is not None:
         verifier = recommendation.BandVerifier(
