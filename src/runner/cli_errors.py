@@ -91,7 +91,7 @@ def _unknown_key_of_a_part(cause: BaseException | None) -> str | None:
     kind = _schema_of(getattr(cause, "parent_node", None)) if where else None
     if kind is None:
         return None
-    from runner.schema_checks import unknown_key
+    from runner.settings import unknown_key
 
     return unknown_key(where, key, kind)
 

@@ -13,14 +13,13 @@ schema's ``__post_init__``, run here through `OmegaConf.to_object`. None of it n
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from collections.abc import Iterator
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import ConfigKeyError, OmegaConfBaseException
 
 from runner.errors import ConfigError, RunnerError
-from runner.settings import derive
+from runner.settings import class_name, derive, unknown_key
 
 
 def schema_nodes(node: object, path: str = "") -> Iterator[tuple[str, DictConfig, type]]:
@@ -80,21 +79,6 @@ def _typed(node: DictConfig, where: str) -> DictConfig:
             raise ConfigError(unknown_key(at, key, kind)) from exc
         first = str(exc).splitlines()[0]
         raise ConfigError(f"{at}.{key}: {first} ({class_name(kind)})") from exc
-
-
-def class_name(kind: type) -> str:
-    """The dotted path a user can grep: a derived schema is named by its part's path."""
-    return kind.__name__ if "." in kind.__name__ else f"{kind.__module__}.{kind.__qualname__}"
-
-
-def unknown_key(where: str, key: str, kind: type) -> str:
-    """``<where>.<key>``: not a field of `kind`, with the closest field and all fields."""
-    fields = [f.name for f in dataclasses.fields(kind)]
-    close = difflib.get_close_matches(key, fields, n=1)
-    hint = f"did you mean {close[0]!r}? " if close else ""
-    valid = ", ".join(f for f in fields if not f.startswith("_"))
-    name = class_name(kind)
-    return f"{where}.{key}: unknown key ({name} has no {key!r}); {hint}valid keys: {valid}"
 
 
 def check_known_keys(cfg: DictConfig) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import collections.abc
 import copy
+import difflib
 import enum
 import functools
 import importlib
@@ -116,6 +117,21 @@ def import_path(path: str) -> Any:
             obj = getattr(obj, attr)
         return obj
     raise ImportError(f"{path!r} names no importable object")
+
+
+def class_name(kind: type) -> str:
+    """The dotted path a user can grep: a derived schema is named by its part's path."""
+    return kind.__name__ if "." in kind.__name__ else f"{kind.__module__}.{kind.__qualname__}"
+
+
+def unknown_key(where: str, key: str, kind: type) -> str:
+    """``<where>.<key>``: not a field of `kind`, with the closest field and all fields."""
+    names = [f.name for f in fields(kind)]
+    close = difflib.get_close_matches(key, names, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    valid = ", ".join(n for n in names if not n.startswith("_"))
+    name = class_name(kind)
+    return f"{where}.{key}: unknown key ({name} has no {key!r}); {hint}valid keys: {valid}"
 
 
 def is_record(obj: Any) -> bool:

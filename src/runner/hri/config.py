@@ -27,6 +27,7 @@ from typing import Any
 
 from runner.errors import ConfigError
 from runner.hri.ahp import CR_LIMIT, ahp_weights
+from runner.settings import unknown_key
 
 
 @dataclass(kw_only=True)
@@ -236,10 +237,7 @@ def _record(kind: type, node: Any, key: str) -> Any:
     fields = {f.name: f for f in dataclasses.fields(kind)}
     unknown = [k for k in node if k not in fields]
     if unknown:
-        raise ConfigError(
-            f"{key}.{unknown[0]}: unknown key ({kind.__name__} has no {unknown[0]!r}); "
-            f"valid keys: {', '.join(fields)}"
-        )
+        raise ConfigError(unknown_key(key, str(unknown[0]), kind))
     hints = typing.get_type_hints(kind)
     values = {name: _value(hints[name], value, f"{key}.{name}") for name, value in node.items()}
     try:
