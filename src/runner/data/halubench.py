@@ -30,8 +30,8 @@ from typing import Any
 
 import pandas as pd
 
-from runner.data.base import LoadedData
-from runner.data.hashing import fingerprint_files, frame_fingerprint, group_key, sha256_file
+from runner.data.base import LoadedData, Located, located_info
+from runner.data.hashing import fingerprint_files, frame_fingerprint, group_key
 from runner.data.hub import load_hub_split
 from runner.data.response_frame import as_id, require_rows, screen_rows, summarise
 from runner.data.row_issues import IssueLog
@@ -61,52 +61,42 @@ def load_halubench(
     data_dir: str | os.PathLike | None = None,
     name: str = "halubench",
 ) -> LoadedData:
-    """Load HaluBench as a canonical response-level frame.
+    """Load HaluBench as a canonical response-level frame (settings: `runner.data.base`).
 
-    Sources, first found wins: ``path``; else
-    ``<data_dir or $RUNNER_DATA_DIR>/halubench/halubench_sample_1000.csv``; else the Hub's
-    test split, only when online. Otherwise a `DataNotFoundError` is raised at once.
+    Sources, first found wins: ``path`` (a CSV or parquet file, a folder of them read by
+    name, or a list of files read in order); else
+    ``<data_dir>/halubench/halubench_sample_1000.csv``; else the Hub's test split.
 
-    Parameters
-    ----------
-    path : path or list of paths, optional
-        A CSV or parquet file (the full Hub set is one parquet shard), a directory (every
-        ``*.csv`` and ``*.parquet`` in it, by name), or a list of files, read in order.
-        An explicit path that does not exist is an error (no fallback to the Hub).
-    sources : str or list of str, optional
-        Keep only these ``source_ds`` values. Requested sources that are absent are logged
-        and listed in ``info["sources_missing"]``; none left is an error.
-    require_sources : str or list of str, optional
-        Sources that must be present in the files read; any absent one raises
-        `DataNotFoundError` naming the missing and the present sources.
-    hub_id : str
-        Hub id of the full set, used when no local file is found.
-    limit : int, optional
-        Keep the first ``limit`` rows (file order) after the ``sources`` filter.
-    skip_invalid : bool
-        False: the first bad row raises `DataError`. True: bad rows are dropped, counted,
-        listed in ``info["skipped"]`` and logged.
-    data_dir : path, optional
-        Root of the offline data sets; default ``$RUNNER_DATA_DIR``.
-    name : str
-        Name recorded in the result (the dataset config's ``name``).
-
-    Returns
-    -------
-    LoadedData
-        ``info`` adds ``sources_found`` (in the files), ``sources_missing``,
-        ``rows_excluded_by_source``, ``id_scheme`` and ``files_sha256``.
-
-    Raises
-    ------
-    DataError
-        A bad row, naming file, row (the 0-based data-row index of that file; CSV row ``i``
-        is line ``i + 2``) and field, e.g. a label other than PASS/FAIL.
-    DataNotFoundError
-        No data, or required sources absent.
-    ConfigError
-        ``limit`` below 1, or ``require_sources`` outside ``sources``.
+    ``sources`` keeps only those ``source_ds`` values: an absent one is logged and listed in
+    ``info["sources_missing"]``, none left is a `DataNotFoundError`. ``require_sources``
+    must all be in the files read, else a `DataNotFoundError` names the missing and the
+    present ones. ``limit`` applies after the ``sources`` filter. A bad row is named by
+    file, row (the 0-based data row; CSV row ``i`` is line ``i + 2``) and field.
+    ``info`` adds ``sources_found``, ``sources_missing``, ``rows_excluded_by_source``,
+    ``id_scheme`` and ``files_sha256``.
     """
+    wanted, required = _check_settings(sources, require_sources, limit)
+    issues = IssueLog(skip_invalid)
+    located, parts = _read(_locate(path, data_dir, hub_id), hub_id, issues)
+    frame, id_scheme = _derive_ids(_map(parts, issues))
+    frame, selection = _select(frame, wanted, required, limit, located, hub_id)
+    frame = _validate(frame, located, issues)
+    params = {
+        "sources": wanted,
+        "require_sources": required,
+        "limit": limit,
+        "skip_invalid": skip_invalid,
+    }
+    extra = {**selection, "id_scheme": id_scheme, "limit": limit}
+    return _record(frame, located, issues, name, params, extra)
+
+
+def _check_settings(
+    sources: str | Sequence[str] | None,
+    require_sources: str | Sequence[str] | None,
+    limit: int | None,
+) -> tuple[list[str] | None, list[str] | None]:
+    """The source lists, after refusing a bad ``limit`` or a required source filtered out."""
     wanted = _as_list(sources)
     required = _as_list(require_sources)
     if limit is not None and limit < 1:
@@ -116,28 +106,24 @@ def load_halubench(
             f"halubench: require_sources {sorted(set(required) - set(wanted))} are excluded "
             f"by sources {wanted}"
         )
-    issues = IssueLog(skip_invalid)
+    return wanted, required
 
-    files = _locate(path, data_dir, hub_id)
-    if files is None:
-        hub_split = load_hub_split(hub_id, "test", _how_to(hub_id))
-        files, digest = hub_split.files, hub_split.digest
-        parts = [(f"hf://datasets/{hub_id} (split test)", hub_split.frame)]
-        origin = "hub"
-    else:
-        parts = [(str(f), _read(f, issues)) for f in files]
-        files = [str(f) for f in files]
-        digest = fingerprint_files(files)
-        origin = "local"
 
-    frame = _map(parts, issues)
-    frame, id_scheme = _derive_ids(frame)
+def _select(
+    frame: pd.DataFrame,
+    wanted: list[str] | None,
+    required: list[str] | None,
+    limit: int | None,
+    located: Located,
+    hub_id: str,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The rows of the wanted sources, up to ``limit``; what was found and left out."""
     found = sorted({s for s in frame["source"].tolist() if isinstance(s, str)})
     if required is not None:
         absent = [s for s in required if s not in found]
         if absent:
             raise DataNotFoundError(
-                f"halubench: required sources {absent} are not in {', '.join(files)}; "
+                f"halubench: required sources {absent} are not in {', '.join(located.files)}; "
                 f"sources present: {found}. The full set (all six sources) is the Hub's "
                 f"{hub_id}. {_how_to(hub_id)}"
             )
@@ -159,41 +145,44 @@ def load_halubench(
             )
     if limit is not None:
         frame = frame.iloc[:limit]
+    selection = {
+        "sources_found": found,
+        "sources_missing": missing,
+        "rows_excluded_by_source": excluded,
+    }
+    return frame, selection
+
+
+def _validate(frame: pd.DataFrame, located: Located, issues: IssueLog) -> pd.DataFrame:
+    """The canonical frame without its bookkeeping columns, every row checked."""
     # Rows already reported while mapping (bad label) are not reported twice.
     frame = frame.loc[frame.pop("_ok")].reset_index(drop=True)
     files_of, rows_of = frame.pop("_file").tolist(), frame.pop("_row").tolist()
     frame = screen_rows(frame, files_of, rows_of, issues)
-    require_rows(frame, ", ".join(files) or hub_id, issues)
+    require_rows(frame, located.where, issues)
+    return frame
 
-    info: dict[str, Any] = summarise(frame)
-    info.update(
-        origin=origin,
-        sources_found=found,
-        sources_missing=missing,
-        rows_excluded_by_source=excluded,
-        id_scheme=id_scheme,
-        limit=limit,
-        files_sha256={f: sha256_file(f) for f in files},
-        skipped_rows=issues.skipped_rows(),
-        skipped=issues.skipped(),
-    )
-    if origin == "hub":
-        info["hub_id"] = hub_id
-    params = {
-        "sources": wanted,
-        "require_sources": required,
-        "limit": limit,
-        "skip_invalid": skip_invalid,
-    }
-    fingerprint = frame_fingerprint(digest, "halubench", LOADER_VERSION, params)
+
+def _record(
+    frame: pd.DataFrame,
+    located: Located,
+    issues: IssueLog,
+    name: str,
+    params: dict[str, Any],
+    extra: dict[str, Any],
+) -> LoadedData:
+    info = located_info(summarise(frame), located, issues, **extra)
+    fingerprint = frame_fingerprint(located.digest, "halubench", LOADER_VERSION, params)
     logger.info(
         "halubench: %d rows, sources %s from %s (%d rows skipped)",
         info["rows"],
         info["counts_per_source"],
-        origin,
+        located.origin,
         info["skipped_rows"],
     )
-    return LoadedData(name=name, frame=frame, files=files, fingerprint=fingerprint, info=info)
+    return LoadedData(
+        name=name, frame=frame, files=located.files, fingerprint=fingerprint, info=info
+    )
 
 
 def _as_list(value: str | Sequence[str] | None) -> list[str] | None:
@@ -234,6 +223,22 @@ def _locate(
     return None
 
 
+def _read(
+    files: list[Path] | None, hub_id: str, issues: IssueLog
+) -> tuple[Located, list[tuple[str, pd.DataFrame]]]:
+    """Each file's raw frame (or the Hub's test split), and where they came from."""
+    if files is None:
+        hub_split = load_hub_split(hub_id, "test", _how_to(hub_id))
+        where = f"hf://datasets/{hub_id} (split test)"
+        located = Located(
+            hub_split.files, hub_split.digest, "hub", ", ".join(hub_split.files) or hub_id, hub_id
+        )
+        return located, [(where, hub_split.frame)]
+    parts = [(str(f), _read_file(f, issues)) for f in files]
+    names = [str(f) for f in files]
+    return Located(names, fingerprint_files(names), "local", ", ".join(names)), parts
+
+
 def _how_to(hub_id: str) -> str:
     return (
         f"Put {DEFAULT_FILE} in $RUNNER_DATA_DIR/halubench/ (set RUNNER_DATA_DIR, or pass "
@@ -244,7 +249,7 @@ def _how_to(hub_id: str) -> str:
     )
 
 
-def _read(path: Path, issues: IssueLog) -> pd.DataFrame:
+def _read_file(path: Path, issues: IssueLog) -> pd.DataFrame:
     """A CSV (decoded by `text_lines`: a line that is not UTF-8 is a problem for `issues`,
     skipped with ``skip_invalid``) or a parquet file, as a raw frame."""
     if path.suffix.lower() == ".csv":
