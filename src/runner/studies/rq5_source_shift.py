@@ -33,6 +33,7 @@ from typing import Any
 
 from runner.errors import ConfigError, DataError
 from runner.evaluation import BootstrapConf, score_gates, source_shift
+from runner.evaluation import source_shift_tables as tables
 from runner.features import with_lexical_features
 from runner.frames import check_labels
 from runner.reporting import TITLES_FILE
@@ -107,16 +108,7 @@ class SourceShift(
         gates, boot, params = self.gates, self.bootstrap, self.params
         cal, zero = params.calibrated_gate, params.zero_shot_gate
         frame = with_lexical_features(data.frame, run.cache_dir).reset_index(drop=True)
-        check_labels(
-            frame["label"], name=f"data set {data.name}", need_all="AUROC/AP", error=DataError
-        )
-        sources = sorted(frame["source"].astype(str).unique())
-        if len(sources) < params.min_sources:
-            raise ConfigError(
-                f"data set {data.name}: {len(sources)} source(s) {sources}; leave-source-out "
-                f"needs at least {params.min_sources}: use a data set with a `source` column "
-                "of several values (dataset=halubench, dataset=ragtruth)"
-            )
+        sources = self._sources(frame, data.name)
         y_all = frame["label"].to_numpy()
         src_all = frame["source"].astype(str).to_numpy()
         result = StudyResult(titles=dict(TITLES))
@@ -127,10 +119,7 @@ class SourceShift(
         pair = {cal: gates[cal], zero: gates[zero]}
         in_domain = score_gates(pair, frame, splitter, progress=run.progress, group_col=unit)
         result.titles["table8_in_domain"] = source_shift.in_domain_title(splitter, unit, frame)
-        for gate in (cal, zero):
-            a, p = source_shift.auroc_ap(in_domain["label"].to_numpy(), in_domain[gate].to_numpy())
-            result.add("table8_in_domain", gate, "AUROC", a)
-            result.add("table8_in_domain", gate, "AP", p)
+        tables.add_in_domain(result, in_domain, (cal, zero))
 
         # 2. leave one source out: zero-shot and cross-source, within-source bootstrap
         splits = self.splits
@@ -138,18 +127,7 @@ class SourceShift(
             gates[cal], gates[zero], frame, splits["cross_source"], boot, sources, run.progress
         )
         positive_rate = {s: float(y_all[src_all == s].mean()) for s in sources}
-        for source in sources:
-            for setting, label in source_shift.SETTING_LABELS.items():
-                for metric, mlabel in (("auroc", "AUROC"), ("ap", "AP")):
-                    est = loso.boot[source].estimate(setting, metric)
-                    ci = (est.low, est.high)
-                    result.add("table8a", source, f"{label} {mlabel}", est.point, ci=ci)
-            result.add("table8a", source, "positive rate", positive_rate[source])
-        rates = ", ".join(f"{s} {positive_rate[s]:.3f}" for s in sources)
-        result.titles["table8a"] = (
-            f"{TITLES['table8a']}. AP follows each source's positive rate ({rates}), so AP "
-            "cells are comparable only between sources (or papers) with the same base rate"
-        )
+        tables.add_leave_source_out(result, loso, sources, positive_rate, TITLES["table8a"])
 
         # 3. target-only adaptation, and every setting on the same fixed test sets
         sampler = splits["target"]
@@ -157,86 +135,45 @@ class SourceShift(
         pools, test_sets = sampler.pool_sizes(frame), sampler.test_sets(frame)
         macro_label, source_label, whole_everywhere = source_shift.k_labels(target, pools, sources)
         same_test = source_shift.same_test_sets(loso.scores, test_sets)
-        self._titles(result, sampler, src_all, sources, test_sets, macro_label, whole_everywhere)
-
-        for setting, label in source_shift.SETTING_LABELS.items():
-            auroc_mean, ap_mean = source_shift.macro_means(loso.full[setting])
-            result.add("table8b", label, "AUROC", auroc_mean)
-            result.add("table8b", label, "AP", ap_mean)
-        zero_test = source_shift.macro_means(same_test["zero-shot"])
-        for label, by_source in same_test.items():
-            means = source_shift.macro_means(by_source)
-            result.add("table8b_same_test_sets", label, "AUROC", means[0])
-            result.add("table8b_same_test_sets", label, "AP", means[1])
-            result.add("table8b_same_test_sets", label, "Δ AUROC", means[0] - zero_test[0])
-            result.add("table8b_same_test_sets", label, "Δ AP", means[1] - zero_test[1])
-        metrics = (("auroc", "AUROC", zero_test[0]), ("ap", "AP", zero_test[1]))
-        for k in sampler.ks:
-            row, defined = macro_label[int(k)], not whole_everywhere[int(k)]
-            means = {}
-            for metric, mlabel, _ in metrics:
-                means[metric], se = source_shift.macro_over_seeds(target, k, metric, defined)
-                result.add("table8b", row, mlabel, means[metric])
-                result.add("table8b", row, f"{mlabel} SE", se)
-            for metric, mlabel, z in metrics:
-                result.add("table8b_same_test_sets", row, mlabel, means[metric])
-                result.add("table8b_same_test_sets", row, f"Δ {mlabel}", means[metric] - z)
+        tables.add_adaptation_titles(
+            result,
+            TITLES,
+            sampler.test_fraction,
+            src_all,
+            sources,
+            test_sets,
+            macro_label,
+            whole_everywhere,
+        )
+        tables.add_adaptation(
+            result, loso, same_test, target, sampler.ks, macro_label, whole_everywhere
+        )
         test_rate = {s: float(y_all[idx].mean()) for s, idx in test_sets.items()}
-        per_source = source_shift.per_source_means(target)
-        for source in sources:
-            rows = []
-            for label in ("zero-shot", "cross-source"):
-                used = 0 if label == "zero-shot" else int((src_all != source).sum())
-                rows.append((f"{source} {label}", *same_test[label][source], used))
-            for rec in per_source[per_source["source"] == source].itertuples(index=False):
-                label = f"{source} target-only {source_label[(source, int(rec.k))]}"
-                rows.append((label, rec.auroc, rec.ap, rec.k_used))
-            for row, a, p, used in rows:
-                result.add("table8b_per_source", row, "AUROC", a)
-                result.add("table8b_per_source", row, "AP", p)
-                result.add("table8b_per_source", row, "labels used", used)
-                result.add("table8b_per_source", row, "test positive rate", test_rate[source])
+        tables.add_per_source(result, sources, same_test, target, source_label, test_rate, src_all)
 
         scores = in_domain.rename(columns={cal: f"in_domain_{cal}", zero: f"in_domain_{zero}"})
         result.scores = scores.merge(
             loso.scores[["example_id", source_shift.CROSS_SOURCE, source_shift.ZERO_SHOT]],
             on="example_id",
         )
-        result.extra["sources.json"] = {
-            "sources": sources,
-            "rows_per_source": {s: int((frame["source"] == s).sum()) for s in sources},
-            "positives_per_source": {s: int(y_all[frame["source"] == s].sum()) for s in sources},
-            "test_rows_per_source": {s: int(idx.size) for s, idx in test_sets.items()},
-            "pool_rows_per_source": pools,
-            "in_domain_unit": unit,
-            "caps": [{"source": s, "k": k, "k_used": u} for s, k, u in sampler.caps(frame)],
-            "target_test_rows_sharing_a_group_with_their_sample": overlap,
-        }
+        result.extra["sources.json"] = tables.sources_record(
+            frame, sources, test_sets, pools, unit, sampler.caps(frame), overlap
+        )
         result.extra["target_adaptation_runs.json"] = target.to_dict(orient="records")
         result.extra[TITLES_FILE] = dict(result.titles)  # `make tables` redraws with these
         return result
 
-    @staticmethod
-    def _titles(result, sampler, src_all, sources, test_sets, macro_label, whole) -> None:
-        """Table VIII (b) titles naming the rows each setting was scored on."""
-        n_full = "/".join(map(str, sorted({int((src_all == s).sum()) for s in sources})))
-        n_test = "/".join(map(str, sorted({int(idx.size) for idx in test_sets.values()})))
-        share = f"{sampler.test_fraction:.0%}"
-        result.titles["table8b"] = (
-            f"{TITLES['table8b']}. zero-shot and cross-source: each source's full rows "
-            f"({n_full}); target-only: the fixed {share} test sets ({n_test} rows); "
-            "like-for-like rows are in table8b_same_test_sets"
-        )
-        undefined = [macro_label[k] for k, drawn_whole in whole.items() if drawn_whole]
-        if undefined:
-            result.titles["table8b"] += (
-                f". SE undefined (pool drawn whole) for {', '.join(undefined)}: every "
-                "repetition fits the same rows, so these cells are not compared with the paper"
+    def _sources(self, frame: Any, name: str) -> list[str]:
+        """The data set's sources, once its labels and its number of sources are checked."""
+        check_labels(frame["label"], name=f"data set {name}", need_all="AUROC/AP", error=DataError)
+        sources = sorted(frame["source"].astype(str).unique())
+        if len(sources) < self.params.min_sources:
+            raise ConfigError(
+                f"data set {name}: {len(sources)} source(s) {sources}; leave-source-out "
+                f"needs at least {self.params.min_sources}: use a data set with a `source` "
+                "column of several values (dataset=halubench, dataset=ragtruth)"
             )
-        result.titles["table8b_same_test_sets"] = (
-            f"{TITLES['table8b_same_test_sets']} (each source's {share}, {n_test} rows), "
-            "macro over sources; Δ = setting − zero-shot"
-        )
+        return sources
 
     @classmethod
     def figures(cls, cells):
