@@ -22,6 +22,8 @@ from runner.claims.systems import system_labels
 from runner.claims.units import claim_units, unit_frame
 from runner.claims.verifier_runs import (
     answer_cache,
+    claim_labels_s1,
+    judge_claims,
     judge_units,
     run_judges,
     run_span_detector,
@@ -33,8 +35,10 @@ __all__ = [
     "MOSTLY_ABSTAINED",
     "MetaClaimDetector",
     "answer_cache",
+    "claim_labels_s1",
     "claim_units",
     "enumerate_combinations",
+    "judge_claims",
     "judge_units",
     "resolve_limit",
     "run_judges",

@@ -157,6 +157,51 @@ def run_judges(
     }
 
 
+def claim_labels_s1(
+    detector: Any,
+    questions: list[str],
+    texts: list[str],
+    passages: list[list[str]],
+    progress: bool,
+    cache_dir: str | None,
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """The span detector's labels of whole claims (one unit each) and its runtime entry.
+
+    For the HRI's predicted labels: the scores are read from and kept in the claim study's
+    span cache (``<cache_dir>/span_detector``), so a claim scored by either study is
+    scored once.
+    """
+    cache, _ = span_cache(True, cache_dir)
+    out = detector.score(questions, texts, passages, progress, cache=cache)
+    runtime = {
+        **detector.describe(),
+        "seconds": round(out.seconds, 3),
+        "cached": out.cached,
+        "computed_seconds": round(out.computed_seconds, 3),
+    }
+    return detector.labels(out.shares[detector.threshold]), runtime
+
+
+def judge_claims(
+    judges: dict[str, Any],
+    questions: list[str],
+    texts: list[str],
+    passages: list[list[str]],
+    progress: bool,
+    cache_dir: str | None,
+) -> dict[str, list[Any]]:
+    """Every judge's answers on whole claims, through the claim study's answer cache.
+
+    Answers keyed by model hash, prompt and decoding are shared with the claim study (and
+    with earlier runs); memory only without a cache folder. The judges take turns claim by
+    claim (`judge_units`), so setups of one model share each first answer and a repair
+    starts from the model's kept keys/values.
+    """
+    cache, _ = answer_cache(True, cache_dir)
+    units = pd.DataFrame({"question": questions, "claim": texts, "passages": passages})
+    return judge_units(judges, units, progress, cache)
+
+
 def run_span_detector(
     detector: Any, cu: ClaimUnits, progress: bool, cache: SpanScoreCache | None = None
 ) -> SpanRun:

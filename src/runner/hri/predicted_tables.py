@@ -118,6 +118,19 @@ def scope_tables(
     return out
 
 
+def response_scopes(
+    n: int, s1_responses: list[int] | None, judged_responses: list[int] | None
+) -> list[tuple[str, list[int]]]:
+    """The rankings' scopes: every response, then the S1 and the judged responses where
+    they are fewer than the scope before (None: that system did not run)."""
+    scopes = [("", list(range(n)))]
+    if s1_responses is not None and len(s1_responses) < n:
+        scopes.append(("_s1", s1_responses))
+    if judged_responses is not None and len(judged_responses) < len(scopes[-1][1]):
+        scopes.append(("_judged", judged_responses))
+    return scopes
+
+
 def ranking_scopes(
     result: StudyResult,
     scopes: list[tuple[str, list[int]]],

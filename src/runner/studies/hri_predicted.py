@@ -38,9 +38,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-import pandas as pd
-
-from runner.claims import answer_cache, judge_units, span_cache, system_labels
+from runner.claims import claim_labels_s1, judge_claims, system_labels
 from runner.errors import ConfigError
 from runner.evaluation import BootstrapConf
 from runner.hri import (
@@ -143,95 +141,38 @@ class HriPredicted(Study, name="hri_predicted", titles=TITLES, paper="claims"):
 
     def run(self, data: Any, run: RunContext) -> StudyResult:
         """Label every claim with each system, score the HRI, rank against human outcomes."""
-        seed, progress, params = run.seed, run.progress, self.params
+        params, det, boot = self.params, self.span_detector, self.bootstrap
         if data is None:
             raise ConfigError("hri_predicted needs a dataset: set `override /dataset: factbench`")
-        if self.span_detector is not None:  # before any verifier call
-            self.span_detector.check_disjoint("hri_predicted", data.name, data.info)
-        config = self.config
-        mapping = predicted_labels.verdict_labels(params.verdict_labels, config)
-        boot = self.bootstrap
+        if det is not None:  # before any verifier call
+            det.check_disjoint("hri_predicted", data.name, data.info)
+        mapping = predicted_labels.verdict_labels(params.verdict_labels, self.config)
         responses, references = predicted_tables.collection_responses(data, params.collection)
-        det, judges = self.span_detector, self.judges
         plan = predicted_labels.plan_responses(
-            responses, params.s1_responses, params.judge_responses, seed, det is not None
+            responses, params.s1_responses, params.judge_responses, run.seed, det is not None
         )
-        s1_resp, judged_resp, owner = plan.s1, plan.judged, plan.owner
-        s1_pos, judged = plan.s1_claims, plan.judged_claims
-        claims = [c for r in responses for c in r.claims]
-        questions = [r.question for r in responses for _ in r.claims]
         result = StudyResult(titles=dict(TITLES))
-        runtime: dict[str, Any] = {
-            "claims": len(claims),
-            "s1_claims": len(s1_pos) if det is not None else 0,
-            "judged_claims": len(judged) if judges else 0,
-        }
-
-        s1 = None
-        if det is not None:
-            s1_cache, _ = span_cache(True, run.cache_dir)  # shared with the claim study
-            out = det.score(
-                [questions[i] for i in s1_pos],
-                [claims[i].text for i in s1_pos],
-                [list(claims[i].passages) for i in s1_pos],
-                progress,
-                cache=s1_cache,
-            )
-            s1 = (det.name, det.weights_tag(), s1_pos, det.labels(out.shares[det.threshold]))
-            runtime["span_detector"] = {
-                **det.describe(),
-                "seconds": round(out.seconds, 3),
-                "cached": out.cached,
-                "computed_seconds": round(out.computed_seconds, 3),
-            }
-            result.tags["s1_weights"] = det.weights_tag()
-        # The claim study's answer cache: answers keyed by model hash, prompt and decoding are
-        # shared with it (and with earlier runs of this study); memory only without a cache dir.
-        # The judges take turns claim by claim (`judge_units`), so setups of one model share
-        # each first answer and a repair starts from the model's kept keys/values.
-        cache, _ = answer_cache(True, run.cache_dir)
-        units = pd.DataFrame(
-            {
-                "question": [questions[i] for i in judged],
-                "claim": [claims[i].text for i in judged],
-                "passages": [list(claims[i].passages) for i in judged],
-            }
-        )
-        answers = judge_units(judges, units, progress, cache)
-        judge_labels, verdicts, judge_runtime = predicted_tables.judge_records(
-            judges, answers, responses, owner, judged
-        )
-        if judge_runtime:
-            runtime["judges"] = judge_runtime
-        systems = system_labels(s1, judge_labels, judged)
-        log.info(
-            "hri_predicted: %d responses (%d judged), %d claims (%d judged), %d systems",
-            *(len(responses), len(judged_resp), len(claims), len(judged), len(systems)),
-        )
+        systems, judge_labels, verdicts, runtime = self._label(responses, plan, run, result)
 
         ref_name = f"reference: {params.collection} labels"
         scored = predicted_labels.score_systems(
-            responses, references, systems, owner, mapping, config
+            responses, references, systems, plan.owner, mapping, self.config
         )
-        scopes = [("", list(range(len(responses))))]
-        if det is not None and len(s1_resp) < len(responses):
-            scopes.append(("_s1", s1_resp))
-        if judge_labels and len(judged_resp) < len(scopes[-1][1]):
-            scopes.append(("_judged", judged_resp))
+        s1_run = plan.s1 if det is not None else None
+        judged_run = plan.judged if judge_labels else None
+        scopes = predicted_tables.response_scopes(len(responses), s1_run, judged_run)
         by_scope = predicted_tables.ranking_scopes(
             result, scopes, scored, responses, ref_name, params.aggregations, boot
         )
         predicted_tables.label_table(result, systems, responses, params.collection, references)
         result.scores = predicted_tables.scores_frame(responses, scored, params.aggregations)
         result.runtime["hri_predicted"] = runtime
-        s1_shown = s1_resp if det is not None else []
-        judged_shown = judged_resp if judge_labels else []
         result.extra["hri_predicted_summary.json"] = predicted_tables.summary_json(
-            by_scope, mapping, params.collection, responses, len(claims), s1_shown,
-            judged_shown, runtime, boot, data,
+            by_scope, mapping, params.collection, responses, runtime["claims"], s1_run or [],
+            judged_run or [], runtime, boot, data,
         )  # fmt: skip
         result.extra["hri_predicted_claims.json"] = predicted_tables.claims_json(
-            responses, owner, systems
+            responses, plan.owner, systems
         )
         if params.keep_outputs and verdicts:
             result.extra["hri_predicted_verdicts.json"] = verdicts
@@ -244,6 +185,50 @@ class HriPredicted(Study, name="hri_predicted", titles=TITLES, paper="claims"):
             }
         )
         return result
+
+    def _label(self, responses: list, plan: Any, run: RunContext, result: StudyResult) -> tuple:
+        """Each system's labels of the claims it sees (S1 on ``plan.s1_claims``, the judges
+        on ``plan.judged_claims``): the systems, the judges' rows, their verdicts, runtime."""
+        det, judges = self.span_detector, self.judges
+        s1_pos, judged = plan.s1_claims, plan.judged_claims
+        claims = [c for r in responses for c in r.claims]
+        questions = [r.question for r in responses for _ in r.claims]
+        runtime: dict[str, Any] = {
+            "claims": len(claims),
+            "s1_claims": len(s1_pos) if det is not None else 0,
+            "judged_claims": len(judged) if judges else 0,
+        }
+        s1 = None
+        if det is not None:
+            s1_labels, runtime["span_detector"] = claim_labels_s1(
+                det, *self._inputs(questions, claims, s1_pos), run.progress, run.cache_dir
+            )
+            s1 = (det.name, det.weights_tag(), s1_pos, s1_labels)
+            result.tags["s1_weights"] = det.weights_tag()
+        answers = judge_claims(
+            judges, *self._inputs(questions, claims, judged), run.progress, run.cache_dir
+        )
+        judge_labels, verdicts, judge_runtime = predicted_tables.judge_records(
+            judges, answers, responses, plan.owner, judged
+        )
+        if judge_runtime:
+            runtime["judges"] = judge_runtime
+        systems = system_labels(s1, judge_labels, judged)
+        log.info(
+            "hri_predicted: %d responses (%d judged), %d claims (%d judged), %d systems",
+            *(len(responses), len(plan.judged), len(claims), len(judged), len(systems)),
+        )
+        return systems, judge_labels, verdicts, runtime
+
+    @staticmethod
+    def _inputs(questions: list[str], claims: list[Any], positions: list[int]) -> tuple:
+        """The questions, texts and passages of the claims at ``positions``."""
+        texts = [claims[i].text for i in positions]
+        return (
+            [questions[i] for i in positions],
+            texts,
+            [list(claims[i].passages) for i in positions],
+        )
 
     @classmethod
     def figures(cls, cells):
