@@ -103,6 +103,37 @@ def scope_tables(
         cost_table(result, ctx, runs.s1, runs.judges, runs.runtime, timing_in_tables)
 
 
+def setup_record(
+    dataset: str | None,
+    claim_ids: list[str],
+    params: Any,
+    limit_used: Any,
+    available: int,
+    note: str,
+    seed: int,
+    detector: Any,
+    judge_runs: dict[str, JudgeRun],
+    meta: np.ndarray,
+    combos: list[Any],
+) -> dict[str, Any]:
+    """``claims_setup.json``: which claims were verified (and how they were sampled), by
+    which detector and judges, which were meta-claims, and the combinations scored."""
+    return {
+        "dataset": dataset,
+        "claims": claim_ids,
+        "limit": params.limit,
+        "limit_used": limit_used,
+        "claims_available": available,
+        "sampling": note or "none (every claim judged)",
+        "limit_strategy": params.limit_strategy,
+        "seed": seed,
+        "span_detector": detector.describe() if detector is not None else None,
+        "judges": {j: jr.describe for j, jr in judge_runs.items()},
+        "meta_claims": [c for c, m in zip(claim_ids, meta, strict=True) if m],
+        "combinations": [c.name for c in combos],
+    }
+
+
 def system_rows(s1: SpanRun | None, judge_runs: dict[str, JudgeRun]) -> list[System]:
     """S1, then per judge: S2 alone, S3 AND, S4 vote and S5 cascade with S1.
 

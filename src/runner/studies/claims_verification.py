@@ -148,20 +148,13 @@ class ClaimsVerification(Study, name="claims_verification", titles=TITLES, paper
 
     def run(self, data: Any, run: RunContext) -> StudyResult:
         """Run S1, every judge and every combination on the claims of `data`."""
-        seed, params = run.seed, self.params
+        params = self.params
         if self.span_detector is not None:  # before any judge or S1 call
             self.span_detector.check_disjoint(
                 "claims_verification", getattr(data, "name", ""), getattr(data, "info", None)
             )
-        units = unit_frame(data.frame)
-        claims = units.drop_duplicates("claim_id").reset_index(drop=True)
-        n_available = len(claims)
-        limit = resolve_limit(params.limit, bool(data.info.get("public_benchmark")))
-        cu = claim_units(units, select_claims(claims, limit, params.limit_strategy, seed))
+        cu, n_available, limit, note = self._select(data, run.seed)
         claims, claim_ids = cu.claims, cu.claim_ids
-        note = sampling_note(len(claims), n_available, params.limit_strategy, seed)
-        if note:
-            log.warning("claims_verification: %s (study.params.limit=%s)", note, params.limit)
         positive = is_flagged(claims["label"])
         meta = MetaClaimDetector(params.meta_patterns, params.meta_extra_patterns).detect(
             claims["claim"]
@@ -174,30 +167,8 @@ class ClaimsVerification(Study, name="claims_verification", titles=TITLES, paper
         scores = claims[["claim_id", "response_id", "label", "category"]].copy()
         scores["positive"] = positive.astype(np.int64)
         scores["meta_claim"] = meta
-
-        # The judges run before S1, so a long run stores judge answers in the cache from
-        # its first minutes on.
-        cache, runtime["answer_cache"] = answer_cache(params.answer_cache, run.cache_dir)
-        judge_runs = run_judges(self.judges, cu, run.progress, cache)
-        for name, jr in judge_runs.items():
-            scores[f"{name}__label"] = jr.labels
-            scores[f"{name}__abstained"] = jr.abstained
-            scores[f"{name}__calls"] = jr.calls
-            runtime.setdefault("judges", {})[name] = jr.runtime(self.judges[name])
-        labels = {j: jr.labels for j, jr in judge_runs.items()}
-        abstained = {j: jr.abstained for j, jr in judge_runs.items()}
         result = StudyResult(titles={})
-        s1 = None
-        if self.span_detector is not None:
-            s1_cache, runtime["span_cache"] = span_cache(params.span_cache, run.cache_dir)
-            s1 = run_span_detector(self.span_detector, cu, run.progress, s1_cache)
-            labels[s1.name] = s1.labels
-            abstained[s1.name] = np.zeros(len(claims), dtype=bool)
-            scores["s1_max_prob"] = s1.max_prob
-            scores["s1_share"] = s1.shares[s1.threshold]
-            scores["s1_label"] = s1.labels
-            runtime["span_detector"] = s1.runtime
-            result.tags["s1_weights"] = self.span_detector.weights_tag()
+        judge_runs, s1, labels, abstained = self._verify(cu, run, runtime, scores, result)
         judges = list(judge_runs)
         systems = tables.system_rows(s1, judge_runs)
         for row, lab, _ in systems:
@@ -216,20 +187,10 @@ class ClaimsVerification(Study, name="claims_verification", titles=TITLES, paper
 
         result.scores = scores
         result.runtime["claims_verification"] = runtime
-        result.extra["claims_setup.json"] = {
-            "dataset": getattr(data, "name", None),
-            "claims": claim_ids,
-            "limit": params.limit,
-            "limit_used": limit,
-            "claims_available": n_available,
-            "sampling": note or "none (every claim judged)",
-            "limit_strategy": params.limit_strategy,
-            "seed": seed,
-            "span_detector": self.span_detector.describe() if s1 is not None else None,
-            "judges": {j: jr.describe for j, jr in judge_runs.items()},
-            "meta_claims": [c for c, m in zip(claim_ids, meta, strict=True) if m],
-            "combinations": [c.name for c in combos],
-        }
+        result.extra["claims_setup.json"] = tables.setup_record(
+            getattr(data, "name", None), claim_ids, params, limit, n_available, note, run.seed,
+            self.span_detector if s1 is not None else None, judge_runs, meta, combos,
+        )  # fmt: skip
         if params.keep_outputs and judges:
             result.extra["claims_verdicts.json"] = {
                 j: jr.unit_records for j, jr in judge_runs.items()
@@ -244,6 +205,48 @@ class ClaimsVerification(Study, name="claims_verification", titles=TITLES, paper
             }
         )
         return result
+
+    def _select(self, data: Any, seed: int) -> tuple[Any, int, Any, str]:
+        """The claims to verify (all, or the seeded sample ``limit`` asks for), as units;
+        how many were available, the limit used and the sampling note."""
+        params = self.params
+        units = unit_frame(data.frame)
+        claims = units.drop_duplicates("claim_id").reset_index(drop=True)
+        limit = resolve_limit(params.limit, bool(data.info.get("public_benchmark")))
+        cu = claim_units(units, select_claims(claims, limit, params.limit_strategy, seed))
+        note = sampling_note(len(cu.claims), len(claims), params.limit_strategy, seed)
+        if note:
+            log.warning("claims_verification: %s (study.params.limit=%s)", note, params.limit)
+        return cu, len(claims), limit, note
+
+    def _verify(self, cu: Any, run: RunContext, runtime: dict, scores: Any, result: Any) -> tuple:
+        """Every judge, then S1, on the claim units; their columns go into ``scores``.
+
+        The judges run before S1, so a long run stores judge answers in the cache from its
+        first minutes on.
+        """
+        params, n = self.params, len(cu.claims)
+        cache, runtime["answer_cache"] = answer_cache(params.answer_cache, run.cache_dir)
+        judge_runs = run_judges(self.judges, cu, run.progress, cache)
+        for name, jr in judge_runs.items():
+            scores[f"{name}__label"] = jr.labels
+            scores[f"{name}__abstained"] = jr.abstained
+            scores[f"{name}__calls"] = jr.calls
+            runtime.setdefault("judges", {})[name] = jr.runtime(self.judges[name])
+        labels = {j: jr.labels for j, jr in judge_runs.items()}
+        abstained = {j: jr.abstained for j, jr in judge_runs.items()}
+        s1 = None
+        if self.span_detector is not None:
+            s1_cache, runtime["span_cache"] = span_cache(params.span_cache, run.cache_dir)
+            s1 = run_span_detector(self.span_detector, cu, run.progress, s1_cache)
+            labels[s1.name] = s1.labels
+            abstained[s1.name] = np.zeros(n, dtype=bool)
+            scores["s1_max_prob"] = s1.max_prob
+            scores["s1_share"] = s1.shares[s1.threshold]
+            scores["s1_label"] = s1.labels
+            runtime["span_detector"] = s1.runtime
+            result.tags["s1_weights"] = self.span_detector.weights_tag()
+        return judge_runs, s1, labels, abstained
 
     @classmethod
     def figures(cls, cells):
