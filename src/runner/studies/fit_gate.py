@@ -36,13 +36,11 @@ from runner.evaluation import BootstrapConf, score_gates
 from runner.features import with_lexical_features
 from runner.results import ModelSpec, StudyResult
 from runner.routing import (
-    CascadeCalibration,
     Contract,
     RoutingConf,
-    Thresholds,
     cascade,
     cascade_infeasible_message,
-    cascade_shares,
+    contract_record,
     infeasible_message,
     operating_tables,
     set_contract,
@@ -66,15 +64,6 @@ class Params:
     """Nothing beyond the routing group; kept for the study contract."""
 
     input_example_rows: int = 2
-
-
-def _realised(y: np.ndarray, risk: np.ndarray, thresholds: Thresholds) -> dict:
-    """Review precision and accepted risk the thresholds give on the out-of-fold scores."""
-    review, accept = risk >= thresholds.review_at, risk <= thresholds.accept_at
-    return {
-        "review_precision": float(y[review].mean()) if review.any() else None,
-        "accepted_risk": float(y[accept].mean()) if accept.any() else None,
-    }
 
 
 @dataclass
@@ -113,11 +102,7 @@ class FitGate(Study, name="fit_gate", titles=TITLES):
 
     def run(self, data: Any, run: RunContext) -> StudyResult:
         """OOF scores -> thresholds -> fit on all rows -> a `ModelSpec` to register."""
-        # the routing model is an MLflow pyfunc: imported when a fit_gate runs, not whenever
-        # the configs are registered (which imports every experiment's study class)
-        from runner.routing.model import INPUT_FIELDS, RoutingModel, signature
-
-        routing, params = self.routing, self.params
+        routing = self.routing
         data = require_labels(data, "fit_gate")
         name = routing.gate
         gate = self.gates[name]
@@ -125,15 +110,7 @@ class FitGate(Study, name="fit_gate", titles=TITLES):
         scores = score_gates({name: gate}, frame, self.split, progress=run.progress)
         y, risk = scores["label"].to_numpy(), scores[name].to_numpy(float)
         groups = scores["group_id"].to_numpy()  # answers to one context are not independent
-        try:
-            contract = set_contract(y, risk, routing, groups)
-        except ValueError as exc:
-            raise DataError(f"fit_gate: {exc}") from None
-        guarantee = contract.guarantee
-        if guarantee is not None and not guarantee.feasible:
-            raise DataError(f"fit_gate: {infeasible_message(y, risk, routing, groups)}")
-        calibrated = self._calibrate_cascade(frame, y, risk, groups, contract)
-        thresholds = contract.thresholds if calibrated is None else calibrated[0].thresholds
+        guarantee, calibrated, thresholds = self._contract(frame, y, risk, groups)
         result = StudyResult(scores=scores, titles=dict(TITLES))
         controlled = guarantee is not None and guarantee.accept is not None
         accept_budget = thresholds.accept_share if controlled else routing.accept_budget
@@ -145,53 +122,55 @@ class FitGate(Study, name="fit_gate", titles=TITLES):
             [routing.review_budget],
             [b for b in {routing.accept_budget, round(accept_budget, 6)} if b > 0],
         )
-        realised = _realised(y, risk, thresholds)
-        for label, value in (
-            ("review share", thresholds.review_share),
-            ("accept share", thresholds.accept_share),
-            ("verify share", 1.0 - thresholds.review_share - thresholds.accept_share),
-            ("review precision", realised["review_precision"]),
-            ("accepted risk", realised["accepted_risk"]),
-        ):
-            result.add("contract", "OOF", label, value)
-        if calibrated is not None:
-            _add_cascade_shares(result, calibrated[0].cascade)
+        realised = contract_record.realised(y, risk, thresholds)
+        cascade_cal = None if calibrated is None else calibrated[0].cascade
+        contract_record.add_contract_cells(result, thresholds, realised, cascade_cal)
         fitted = clone(gate).fit(frame, y) if getattr(gate, "needs_fit", False) else gate
         sources = sorted(frame["source"].astype(str).unique())
-        promised = operating_tables.promise(
-            stats, name, routing.review_budget, routing.accept_budget
-        )
-        target = routing.max_accepted_risk
-        if target is None and routing.accept_budget > 0:
-            target = promised[operating_tables.accept_col(routing.accept_budget)]["ci_high"]
-        metadata = {
-            "gate": name,
-            "thresholds": thresholds.to_dict(),
-            "review_budget": routing.review_budget,
-            "accept_budget": routing.accept_budget,
-            "accept_rule": routing.accept_rule,
-            "accepted_risk_target": target,
-            "review_rule": routing.review_rule,
-            "risk_control": None if guarantee is None else guarantee.to_dict(),
-            "cascade": None if calibrated is None else calibrated[1],
-            "oof_report": promised,
-            "oof_realised": realised,
-            "training_data": {
-                "name": data.name,
-                "fingerprint": data.fingerprint,
-                "rows": len(frame),
-                "positives": int(y.sum()),
-            },
-            "training_sources": sources,
-            "calibration_profile": shift.risk_profile(risk, groups),
-            "runner_commit": run.commit or "unknown",
+        training = {
+            "name": data.name,
+            "fingerprint": data.fingerprint,
+            "rows": len(frame),
+            "positives": int(y.sum()),
         }
-        example = data.frame[list(INPUT_FIELDS)].head(params.input_example_rows)
-        result.model = ModelSpec(
+        metadata = contract_record.contract_metadata(
+            routing, thresholds, guarantee, None if calibrated is None else calibrated[1],
+            stats, realised, training, sources, shift.risk_profile(risk, groups), run.commit,
+        )  # fmt: skip
+        result.model = self._model_spec(data, fitted, thresholds, sources, metadata)
+        result.extra["contract.json"] = metadata
+        return result
+
+    def _contract(self, frame: Any, y: np.ndarray, risk: np.ndarray, groups: np.ndarray) -> tuple:
+        """The contract set on the out-of-fold scores (its guarantee refused when no
+        threshold meets it), the calibrated cascade if any, and the thresholds to ship."""
+        routing = self.routing
+        try:
+            contract = set_contract(y, risk, routing, groups)
+        except ValueError as exc:
+            raise DataError(f"fit_gate: {exc}") from None
+        guarantee = contract.guarantee
+        if guarantee is not None and not guarantee.feasible:
+            raise DataError(f"fit_gate: {infeasible_message(y, risk, routing, groups)}")
+        calibrated = self._calibrate_cascade(frame, y, risk, groups, contract)
+        thresholds = contract.thresholds if calibrated is None else calibrated[0].thresholds
+        return guarantee, calibrated, thresholds
+
+    def _model_spec(
+        self, data: Any, fitted: Any, thresholds: Any, sources: list[str], metadata: dict
+    ) -> ModelSpec:
+        """The fitted gate and its thresholds as the MLflow pyfunc to register."""
+        # the routing model is an MLflow pyfunc: imported when a fit_gate runs, not whenever
+        # the configs are registered (which imports every experiment's study class)
+        from runner.routing.model import INPUT_FIELDS, RoutingModel, signature
+
+        routing = self.routing
+        example = data.frame[list(INPUT_FIELDS)].head(self.params.input_example_rows)
+        return ModelSpec(
             python_model=RoutingModel(
                 fitted, thresholds.review_at, thresholds.accept_at, training_sources=sources
             ),
-            name=routing.model_name or name,
+            name=routing.model_name or routing.gate,
             alias=routing.alias,
             metadata=metadata,
             input_example=example.reset_index(drop=True),
@@ -201,8 +180,6 @@ class FitGate(Study, name="fit_gate", titles=TITLES):
                 "training_sources": ",".join(sources),
             },
         )
-        result.extra["contract.json"] = metadata
-        return result
 
     def _calibrate_cascade(
         self, frame: Any, y: np.ndarray, risk: np.ndarray, groups: np.ndarray, gate: Contract
@@ -238,10 +215,3 @@ class FitGate(Study, name="fit_gate", titles=TITLES):
             "verifier_ms_per_row": band.ms_per_row,
         }
         return contract, meta
-
-
-def _add_cascade_shares(result: StudyResult, cal: CascadeCalibration) -> None:
-    """The ``cascade`` table: each final share the fit expects, with its interval (what
-    `route` compares its realised shares with)."""
-    for row, key in cascade_shares.SHARES.items():
-        result.add("cascade", row, "expected share", getattr(cal, key), cal.share_intervals[key])
