@@ -19,9 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from runner.data import sha256_file, trained_parts
+from runner.data import sha256_file
 from runner.errors import ConfigError
 from runner.results import ModelSpec, StudyResult
 from runner.studies.contract import RunContext, Study
@@ -29,12 +27,13 @@ from runner.verifiers import (
     DetectorConf,
     RecipeJob,
     TrainConf,
+    add_training_cells,
     backbone_folder,
-    by_task,
     check_training_data,
     check_training_folder,
     check_training_plan,
     choose_threshold,
+    detector_card,
     folder_sha256,
     grouped_split,
     plan_key,
@@ -123,40 +122,10 @@ class TrainDetector(Study, name="train_detector", titles=TITLES):
         trained = train_recipe(detector.recipe, job)
         done = trained.done
         threshold = choose_threshold(val_rows["label"].to_numpy(int), trained.risk)
-        card = {
-            **{k: v for k, v in trained.card.items() if k != "input_stats"},
-            "backbone": detector.backbone,
-            "backbone_source": source,
-            "backbone_sha256": backbone_sha,
-            "input_rule": rule.to_dict(),
-            "threshold": threshold["threshold"],
-            "trained_on": trained_parts(data.name, data.info),
-            "validation": {
-                **done.best,
-                "threshold": threshold,
-                "by_task": by_task(val_rows, trained.risk),
-            },
-            "training": {
-                "data": data.name,
-                "data_fingerprint": data.fingerprint,
-                "data_sha256": {f: sha256_file(f) for f in data.files},
-                "rows": len(train_rows),
-                "validation_rows": len(val_rows),
-                "validation_groups": int(val_part["group_id"].nunique()),
-                "steps_done": done.steps_done,
-                "steps_planned": done.steps_planned,
-                "stopped_by": done.stopped_by,
-                "cut_by_time_budget": done.stopped_by == "time_budget",
-                "time_budget_min": settings.time_budget_min,
-                "train_seconds": done.train_seconds,
-                "resumed_from_step": done.resumed_from,
-                "freeze_embeddings": detector.freeze_embeddings,
-                "freeze_layers": detector.freeze_layers,
-                "settings": asdict(settings),
-                "plan_key": key,
-            },
-            "input_stats": trained.card["input_stats"],
-        }
+        rows = (train_rows, val_rows, val_part)
+        card = detector_card(
+            trained, detector, source, backbone_sha, rule, threshold, data, rows, settings, key
+        )
         write_detector_card(done.best_dir, card)  # the verifier scoring it reads the rule
         promotion = promote(run.tracking, detector, settings.threads, val_rows, done.best_dir, key)
         card["promotion"] = promotion.to_dict()
@@ -174,39 +143,7 @@ class TrainDetector(Study, name="train_detector", titles=TITLES):
         result = StudyResult(titles=dict(TITLES))
         training = card["training"]
         row = Path(detector.backbone).name or detector.backbone  # a path's folder name
-        for label in ("rows", "validation_rows", "validation_groups", "steps_done",
-                      "steps_planned", "train_seconds"):  # fmt: skip
-            result.add("training", row, label, training[label])
-        result.add("training", row, "examples_seen", done.examples_seen)
-        result.add(
-            "training", row, "stopped_by_time_budget",
-            float(done.stopped_by == "time_budget"),
-        )  # fmt: skip
-        for label in ("auroc", "ap", "token_precision", "token_recall", "token_f1", "step"):
-            value = done.best.get(label)
-            finite = value is not None and np.isfinite(value)
-            result.add("validation", "kept weights", label, value if finite else None)
-        for label in ("threshold", "f1", "precision", "recall"):
-            value = threshold[label]
-            result.add("validation", "example threshold", label,
-                       value if np.isfinite(value) else None)  # fmt: skip
-        for task, values in card["validation"]["by_task"].items():
-            for label, value in values.items():
-                result.add("validation", f"task {task}", label, value)
-        for part, stats in card["input_stats"].items():
-            for label, value in stats.items():
-                result.add("inputs", part, label, value)
-        result.series["train_loss"] = [(h["step"], h["loss"]) for h in done.history]
-        for name in ("auroc", "ap", "token_f1"):
-            result.series[f"validation_{name}"] = [
-                (e["step"], e[name]) for e in done.evaluations if np.isfinite(e[name])
-            ]
-        champion_ap = promotion.champion.ap if promotion.champion else None
-        for label, value in (("ap", promotion.validation_ap),
-                             ("answer_length_ap", promotion.baseline_ap),
-                             ("champion_ap", champion_ap)):  # fmt: skip
-            finite = value is not None and np.isfinite(value)
-            result.add("validation", "promotion", label, value if finite else None)
+        add_training_cells(result, row, card, done, threshold, promotion)
         result.extra["detector.json"] = card
         result.extra["evaluations.json"] = done.evaluations
         result.tags = {

@@ -64,6 +64,7 @@ from runner.verifiers.sentence_training import (
     train_sentences,
 )
 from runner.verifiers.token_labels import gold_spans, span_overlap_counts
+from runner.verifiers.training_record import add_training_cells, detector_card
 from runner.verifiers.training_rows import (
     by_task,
     check_training_data,
@@ -92,6 +93,7 @@ __all__ = [
     "Trained",
     "TruncationStats",
     "Verifier",
+    "add_training_cells",
     "alias_version",
     "answer_length_ap",
     "backbone_folder",
@@ -105,6 +107,7 @@ __all__ = [
     "check_weights_present",
     "choose_alias",
     "choose_threshold",
+    "detector_card",
     "example_risks",
     "existing_version",
     "folder_sha256",
