@@ -69,6 +69,18 @@ class CascadeRun:
     ms_band: float
     ms_alone: float
 
+    def runtime(self) -> dict[str, Any]:
+        """The cascade's entry in the run's ``runtime``: who, at what threshold, what share
+        went to the verifier, and its cost on the band and alone."""
+        return {
+            "gate": self.gate,
+            "verifier": self.verifier,
+            "threshold": self.threshold,
+            "share_sent_to_verifier": self.band_share,
+            "verifier_ms_per_verified_row": self.ms_band,
+            "verifier_alone_ms_per_example": self.ms_alone,
+        }
+
 
 def run_cascade(
     scores: pd.DataFrame,

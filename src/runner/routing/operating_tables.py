@@ -25,12 +25,14 @@ from runner.evaluation import (
     TargetAdaptation,
     accepted_risk,
     accepted_risk_batched,
+    accepted_risk_grid,
     auroc,
     auroc_batched,
     average_precision,
     average_precision_batched,
     review_precision,
     review_precision_batched,
+    review_precision_grid,
     scopes,
     score_gates,
     source_shift,
@@ -44,6 +46,22 @@ TITLES = {
     "leave_source_out": "Leave one source out: gate fitted on the other sources, 95 % CI",
     "target_labels": "Target labels only: fitted on k rows of the source (mean over seeds)",
 }
+
+
+REVIEW_GRID = [i / 100 for i in range(5, 51, 5)]
+ACCEPT_GRID = [i / 100 for i in range(10, 95, 5)]
+
+
+def add_curves(result: StudyResult, scores: pd.DataFrame, names: Sequence[str]) -> None:
+    """Each scorer's review precision by reviewed share and accepted risk by accepted share,
+    on `REVIEW_GRID` and `ACCEPT_GRID` (the report's curve figure)."""
+    y = scores["label"].to_numpy()
+    for gate in names:
+        s = scores[gate].to_numpy(float)
+        for r, v in zip(REVIEW_GRID, review_precision_grid(y, s, REVIEW_GRID), strict=True):
+            result.add("curve_review", gate, pct(r), float(v))
+        for a, v in zip(ACCEPT_GRID, accepted_risk_grid(y, s, ACCEPT_GRID), strict=True):
+            result.add("curve_accept", gate, pct(a), float(v))
 
 
 def pct(x: float) -> str:

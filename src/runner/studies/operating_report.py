@@ -25,9 +25,7 @@ from runner.data import require_labels
 from runner.errors import ConfigError
 from runner.evaluation import (
     BootstrapConf,
-    accepted_risk_grid,
     gate_runtime,
-    review_precision_grid,
     scopes,
     score_gates,
 )
@@ -43,8 +41,6 @@ TITLES = {
     "cascade": cascade_report.TITLE,
     "recommendation": "Recommendation: what to ship, at the contract and the next budgets",
 }
-REVIEW_GRID = [i / 100 for i in range(5, 51, 5)]
-ACCEPT_GRID = [i / 100 for i in range(10, 95, 5)]
 
 
 @dataclass
@@ -101,28 +97,14 @@ class OperatingReport(Study, name="operating_report", titles=TITLES):
         stats = operating_tables.add_operating_table(
             result, scores, names, boot, review_budgets, accept_budgets
         )
-        y = scores["label"].to_numpy()
-        for gate in names:
-            s = scores[gate].to_numpy(float)
-            for r, v in zip(REVIEW_GRID, review_precision_grid(y, s, REVIEW_GRID), strict=True):
-                result.add("curve_review", gate, operating_tables.pct(r), float(v))
-            for a, v in zip(ACCEPT_GRID, accepted_risk_grid(y, s, ACCEPT_GRID), strict=True):
-                result.add("curve_accept", gate, operating_tables.pct(a), float(v))
+        operating_tables.add_curves(result, scores, names)
         sources = sorted(frame["source"].astype(str).unique())
         not_computable: dict[str, str] = {}
         if len(sources) >= 2:
             not_computable = operating_tables.add_source_shift(
-                result,
-                frame,
-                gates,
-                boot,
-                params.review_budgets[0],
-                params.accept_budgets[0],
-                params.target_ks,
-                params.target_seeds,
-                run.seed,
-                run.progress,
-            )
+                result, frame, gates, boot, params.review_budgets[0], params.accept_budgets[0],
+                params.target_ks, params.target_seeds, run.seed, run.progress,
+            )  # fmt: skip
         if params.time_gates:
             result.runtime["gates"] = gate_runtime(
                 gates, frame, splitter, params.timing_rows, params.timing_repeats
@@ -131,16 +113,10 @@ class OperatingReport(Study, name="operating_report", titles=TITLES):
             timed = result.runtime.get("gates", {}).get(cascade_run.gate)
             gate_ms = timed["median_ms_per_example"] if timed else None
             cascade_report.add_cascade_table(
-                result, stats, cascade_run, y, params.review_budgets, params.accept_budgets, gate_ms
-            )
-            result.runtime["cascade"] = {
-                "gate": cascade_run.gate,
-                "verifier": cascade_run.verifier,
-                "threshold": cascade_run.threshold,
-                "share_sent_to_verifier": cascade_run.band_share,
-                "verifier_ms_per_verified_row": cascade_run.ms_band,
-                "verifier_alone_ms_per_example": cascade_run.ms_alone,
-            }
+                result, stats, cascade_run, scores["label"].to_numpy(), params.review_budgets,
+                params.accept_budgets, gate_ms,
+            )  # fmt: skip
+            result.runtime["cascade"] = cascade_run.runtime()
         rec = _recommend(self, data, run, result, stats, scores, cascade_run, accept_budgets)
         for row, column, value in recommendation.cells(rec):
             result.add("recommendation", row, column, value)
