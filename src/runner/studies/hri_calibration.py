@@ -167,16 +167,7 @@ class HriCalibration(Study, name="hri_calibration", titles=TITLES):
             raise ConfigError("hri_calibration needs a dataset: set `override /dataset: factbench`")
         config = self.config
         boot = self.bootstrap
-        responses = responses_from_frame(data.frame)
-        for r in responses:
-            if r.outcome is None:
-                raise DataError(
-                    f"response {r.response_id!r} has no outcome; calibration needs the "
-                    "known outcome (0/1) of every response",
-                    file=r.file or None,
-                    row=r.row if r.row != "" else None,
-                    field="outcome",
-                )
+        responses = _with_outcomes(responses_from_frame(data.frame))
         scored = [score_response(r, config) for r in responses]
 
         result = StudyResult()
@@ -186,18 +177,10 @@ class HriCalibration(Study, name="hri_calibration", titles=TITLES):
         for ci, coll in enumerate(collections):
             idx = [i for i, r in enumerate(responses) if _collection(r) == coll]
             summary["collections"][coll] = calibrate_collection(
-                result,
-                coll,
-                [responses[i] for i in idx],
-                [scored[i] for i in idx],
-                config,
-                params.aggregations,
-                params.baseline,
-                targets,
-                boot,
-                seed=[boot.seed, ci],
+                result, coll, [responses[i] for i in idx], [scored[i] for i in idx], config,
+                params.aggregations, params.baseline, targets, boot, seed=[boot.seed, ci],
                 summary=summary,
-            )
+            )  # fmt: skip
         summary["headline_collections"] = [
             c for c, s in summary["collections"].items() if s["headline"]
         ]
@@ -231,6 +214,20 @@ class HriCalibration(Study, name="hri_calibration", titles=TITLES):
         ``hri_ranking`` for legends); by-construction collections have no curve cells.
         """
         return roc_pr_figures(cells)
+
+
+def _with_outcomes(responses: list[Any]) -> list[Any]:
+    """The responses, once each is known to have its outcome (0/1): calibration needs it."""
+    for r in responses:
+        if r.outcome is None:
+            raise DataError(
+                f"response {r.response_id!r} has no outcome; calibration needs the "
+                "known outcome (0/1) of every response",
+                file=r.file or None,
+                row=r.row if r.row != "" else None,
+                field="outcome",
+            )
+    return responses
 
 
 def _collection(r: Response) -> str:
