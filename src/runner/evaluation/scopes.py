@@ -116,6 +116,23 @@ def add_scope_table(
                 )
 
 
+def add_delta_table(
+    result: StudyResult,
+    table: str,
+    stats: ScopeStats,
+    pairs: Sequence[tuple[str, str]],
+    metrics: Sequence[str] = ("auroc", "ap"),
+) -> None:
+    """Rows = scopes, columns = `<gate> - <baseline>/<metric>`: each pair's paired
+    difference on the same resamples, with its 95 % interval."""
+    for gate, base in pairs:
+        for scope in stats.scopes():
+            for metric in metrics:
+                est = stats.delta(gate, base, metric, scope)
+                column = f"{gate} - {base}/{METRIC_LABELS[metric]}"
+                result.add(table, scope, column, est.point, ci=(est.low, est.high))
+
+
 def add_bootstrap_info(result: StudyResult, stats: ScopeStats) -> None:
     """Record resample counts and redraws so a reader can judge the intervals."""
     info = {"combined": _boot_info(stats.pooled)}

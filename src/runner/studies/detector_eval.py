@@ -167,25 +167,14 @@ class DetectorEval(Study, name="detector_eval", titles=TITLES):
                         f"{params.stacked} (out of fold)",
                     )
                 )
-        for gate, base in pairs:
-            for scope in stats.scopes():
-                for metric in ("auroc", "ap"):
-                    est = stats.delta(gate, base, metric, scope)
-                    column = f"{gate} - {base}/{scopes.METRIC_LABELS[metric]}"
-                    result.add("detector_deltas", scope, column, est.point, ci=(est.low, est.high))
+        scopes.add_delta_table(result, "detector_deltas", stats, pairs)
         self._flags(result, params, test, scores[name].to_numpy(), token_scores, card, verifier)
         gate_cost = gate_runtime(
             {b: self.gates[b] for b in params.baselines}, features,
             self.split, params.gate_timing_rows, params.timing_repeats,
         )  # fmt: skip
         runtime["gates"] = gate_cost
-        for row in rows:
-            cost = runtime.get(row, {}).get("ms_per_example")
-            base = row.split(" ")[0]
-            if cost is None and base in gate_cost:
-                cost = gate_cost[base]["median_ms_per_example"]
-            if cost is not None:
-                result.add("detector_cost", row, "ms/example", cost)
+        _add_costs(result, rows, runtime, gate_cost)
         scopes.add_bootstrap_info(result, stats)
         result.scores, result.runtime = scores, runtime
         result.tags = {"detector": str(verifier.model), "input_rule": verifier.rule().rule}
@@ -255,3 +244,14 @@ class DetectorEval(Study, name="detector_eval", titles=TITLES):
                 prf = span_prf(part, test[keep], params.span_threshold)
                 for column, value in prf.items():
                     result.add("detector_spans", task, column, value)
+
+
+def _add_costs(result: StudyResult, rows: list[str], runtime: dict, gate_cost: dict) -> None:
+    """ms per example of every row: measured with the detector, else its baseline gate's."""
+    for row in rows:
+        cost = runtime.get(row, {}).get("ms_per_example")
+        base = row.split(" ")[0]
+        if cost is None and base in gate_cost:
+            cost = gate_cost[base]["median_ms_per_example"]
+        if cost is not None:
+            result.add("detector_cost", row, "ms/example", cost)
