@@ -54,6 +54,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+import pandas as pd
+
 from runner.data.base import LoadedData
 from runner.data.hashing import fingerprint_files, frame_fingerprint, sha256_file
 from runner.data.hri_claims import responses_to_frame
@@ -94,33 +96,30 @@ def load_factbench(
     importance_criticality: Mapping[str, int] = DEFAULT_IMPORTANCE,
     name: str = "factbench",
 ) -> LoadedData:
-    """Load Factcheck-Bench collections as one claim-level HRI frame.
+    """Load Factcheck-Bench collections as one claim-level HRI frame (`runner.data.base`).
 
-    Parameters
-    ----------
-    path : str, optional
-        Folder holding ``Factbench.jsonl`` and ``factcheck-GPT-benchmark.jsonl``; default
-        ``<RUNNER_DATA_DIR>/factcheck-bench``.
-    collections : sequence of str
-        Any of `COLLECTIONS` (see the module docstring).
-    importance_criticality : mapping, optional
-        Claim importance (yes / intermediate / no) → criticality for the tree collections.
-    name : str
-        Dataset name for run records.
-
-    Returns
-    -------
-    LoadedData
-        Frame as in `runner.data.hri_claims` (``task`` = collection, ``source`` =
-        Factbench source); ``info`` holds per-collection counts and ``excluded`` reasons.
-
-    Raises
-    ------
-    DataNotFoundError
-        When the folder or a needed file is missing (the message says how to get it).
-    DataError
-        A record that does not fit the documented fields, naming file, line and field.
+    Reads ``path``, a folder holding ``Factbench.jsonl`` and
+    ``factcheck-GPT-benchmark.jsonl``, else ``<RUNNER_DATA_DIR>/factcheck-bench``; a
+    missing folder or needed file is a `DataNotFoundError` saying how to get it.
+    ``collections`` are any of `COLLECTIONS` (see the module docstring);
+    ``importance_criticality`` maps claim importance (yes / intermediate / no) to a
+    criticality (an integer >= 1) for the tree collections. A record that does not fit the
+    documented fields is a `DataError` naming file, line and field. The frame is as in
+    `runner.data.hri_claims` (``task`` = collection, ``source`` = Factbench source);
+    ``info`` holds per-collection counts and ``excluded`` reasons.
     """
+    chosen, importance = _check_settings(collections, importance_criticality)
+    folder, needed = _locate(path, chosen)
+    responses, excluded = _read(folder, chosen, importance)
+    frame = responses_to_frame(responses)
+    return _record(frame, responses, excluded, needed, chosen, importance, name)
+
+
+def _check_settings(
+    collections: Sequence[str], importance_criticality: Mapping[str, int]
+) -> tuple[list[str], dict[str, int]]:
+    """The collections (first mention kept) and the importance table, after refusing an
+    unknown collection, none, or a criticality that is not an integer >= 1."""
     chosen = list(dict.fromkeys(collections))
     bad = [c for c in chosen if c not in COLLECTIONS]
     if bad or not chosen:
@@ -132,7 +131,12 @@ def load_factbench(
                 f"dataset.importance_criticality.{key}: criticality must be an "
                 f"integer >= 1, got {value!r}"
             )
-    folder = _locate(path)
+    return chosen, importance
+
+
+def _locate(path: str | None, chosen: list[str]) -> tuple[Path, list[Path]]:
+    """The folder and the files the chosen collections need, each checked to exist."""
+    folder = _folder(path)
     needed = []
     if "factbench" in chosen:
         needed.append(folder / FACTBENCH_FILE)
@@ -141,7 +145,13 @@ def load_factbench(
     for f in needed:
         if not f.is_file():
             raise DataNotFoundError(f"{f} not found. {_HOW_TO}")
+    return folder, needed
 
+
+def _read(
+    folder: Path, chosen: list[str], importance: dict[str, int]
+) -> tuple[list[Response], dict[str, dict[str, int]]]:
+    """Each collection's responses, in order, and the rows it excluded by reason."""
     responses: list[Response] = []
     excluded: dict[str, dict[str, int]] = {}
     for collection in chosen:
@@ -151,7 +161,19 @@ def load_factbench(
             got, skipped = _read_tree(folder / TREE_FILE, collection, importance)
         responses.extend(got)
         excluded[collection] = dict(sorted(skipped.items()))
-    frame = responses_to_frame(responses)
+    return responses, excluded
+
+
+def _record(
+    frame: pd.DataFrame,
+    responses: list[Response],
+    excluded: dict[str, dict[str, int]],
+    needed: list[Path],
+    chosen: list[str],
+    importance: dict[str, int],
+    name: str,
+) -> LoadedData:
+    """The result: ``info``, and a fingerprint of the files, the loader and its settings."""
     files = [str(f) for f in needed]
     params = {"collections": chosen, "importance_criticality": importance}
     info: dict[str, Any] = {
@@ -181,7 +203,9 @@ def load_factbench(
     )
 
 
-def _locate(path: str | None) -> Path:
+def _folder(path: str | None) -> Path:
+    """``path``, else ``<RUNNER_DATA_DIR>/factcheck-bench``: a folder, or a
+    `DataNotFoundError` saying how to get it."""
     if path is not None:
         folder = Path(path).expanduser()
     else:
@@ -239,48 +263,63 @@ def _hri_label(value: Any, path: Path, line: int, key: str) -> str:
 
 
 def _read_factbench(path: Path) -> tuple[list[Response], Counter]:
+    """``Factbench.jsonl``'s scorable responses, and the rows excluded by reason."""
     out: list[Response] = []
     skipped: Counter = Counter()
     for line, rec in _read_records(path):
-        source = _field(rec, "source", path, line)
-        claims = _field(rec, "claims", path, line)
-        labels = _field(rec, "claim_labels", path, line)
-        if not isinstance(claims, list) or not isinstance(labels, list):
-            raise DataError(
-                "claims and claim_labels must be lists", file=str(path), row=line, field="claims"
-            )
-        if len(claims) != len(labels):
-            raise DataError(
-                f"{len(claims)} claims but {len(labels)} claim_labels",
-                file=str(path),
-                row=line,
-                field="claim_labels",
-            )
-        outcome = _outcome(_field(rec, "response_label", path, line), path, line, "response_label")
-        if not claims:
-            skipped[f"no claims ({source})"] += 1
-            continue
-        if outcome is None:
-            skipped[f"response_label NA ({source})"] += 1
-            continue
-        built = []
-        for k, (text, value) in enumerate(zip(claims, labels, strict=True)):
-            if not isinstance(text, str):
-                raise DataError(
-                    f"claim {k} must be a string", file=str(path), row=line, field=f"claims[{k}]"
-                )
-            label = _hri_label(value, path, line, f"claim_labels[{k}]")
-            built.append(
-                Claim(
-                    claim_id=f"c{k}",
-                    labels=(LabelAssignment(label),),
-                    text=text,
-                    file=str(path),
-                    row=f"{line} claims[{k}]",
-                )
-            )
-        out.append(_response(rec, path, line, built, outcome, str(source), "factbench"))
+        response = _factbench_response(rec, path, line, skipped)
+        if response is not None:
+            out.append(response)
     return out, skipped
+
+
+def _factbench_response(rec: dict, path: Path, line: int, skipped: Counter) -> Response | None:
+    """One ``Factbench.jsonl`` record as a response; None (counted in ``skipped``) when it
+    has no claims or its response label is NA."""
+    source = _field(rec, "source", path, line)
+    claims = _field(rec, "claims", path, line)
+    labels = _field(rec, "claim_labels", path, line)
+    if not isinstance(claims, list) or not isinstance(labels, list):
+        raise DataError(
+            "claims and claim_labels must be lists", file=str(path), row=line, field="claims"
+        )
+    if len(claims) != len(labels):
+        raise DataError(
+            f"{len(claims)} claims but {len(labels)} claim_labels",
+            file=str(path),
+            row=line,
+            field="claim_labels",
+        )
+    outcome = _outcome(_field(rec, "response_label", path, line), path, line, "response_label")
+    if not claims:
+        skipped[f"no claims ({source})"] += 1
+        return None
+    if outcome is None:
+        skipped[f"response_label NA ({source})"] += 1
+        return None
+    built = _factbench_claims(claims, labels, path, line)
+    return _response(rec, path, line, built, outcome, str(source), "factbench")
+
+
+def _factbench_claims(claims: list, labels: list, path: Path, line: int) -> list[Claim]:
+    """A ``Factbench.jsonl`` record's claims with their mapped labels (criticality 1)."""
+    built = []
+    for k, (text, value) in enumerate(zip(claims, labels, strict=True)):
+        if not isinstance(text, str):
+            raise DataError(
+                f"claim {k} must be a string", file=str(path), row=line, field=f"claims[{k}]"
+            )
+        label = _hri_label(value, path, line, f"claim_labels[{k}]")
+        built.append(
+            Claim(
+                claim_id=f"c{k}",
+                labels=(LabelAssignment(label),),
+                text=text,
+                file=str(path),
+                row=f"{line} claims[{k}]",
+            )
+        )
+    return built
 
 
 def _response(
@@ -313,81 +352,131 @@ _TREE_LISTS = (
 def _read_tree(
     path: Path, collection: str, importance: Mapping[str, int]
 ) -> tuple[list[Response], Counter]:
+    """The tree file's responses for ``collection`` (gold or stance labels), and the rows
+    and claims excluded by reason."""
     out: list[Response] = []
     skipped: Counter = Counter()
     for line, rec in _read_records(path):
-        outcome = _outcome(
-            _field(rec, "response_factuality", path, line), path, line, "response_factuality"
-        )
-        if outcome is None:
-            skipped["response_factuality NA"] += 1
-            continue
-        sentences = _field(rec, "sentences", path, line)
-        if not isinstance(sentences, dict):
-            raise DataError(
-                "sentences must be a mapping", file=str(path), row=line, field="sentences"
-            )
-        built: list[Claim] = []
-        for skey in sorted(sentences, key=lambda s: _sentence_number(s, path, line)):
-            sent = sentences[skey]
-            lists = {k: _field(sent, k, path, line) for k in _TREE_LISTS}
-            n = len(lists["claims"])
-            for k, v in lists.items():
-                if not isinstance(v, list) or len(v) != n:
-                    raise DataError(
-                        f"{skey}.{k} must be a list with one entry per claim ({n})",
-                        file=str(path),
-                        row=line,
-                        field=f"sentences.{skey}.{k}",
-                    )
-            snum = _sentence_number(skey, path, line)
-            for k in range(n):
-                where = f"sentences.{skey}"
-                if lists["claim_checkworthiness"][k] != "factual":
-                    skipped[f"claim not check-worthy ({lists['claim_checkworthiness'][k]})"] += 1
-                    continue
-                imp = lists["if_most_important_claim"][k]
-                if imp not in importance:
-                    raise DataError(
-                        f"claim importance {imp!r} has no criticality; known: {sorted(importance)}",
-                        file=str(path),
-                        row=line,
-                        field=f"{where}.if_most_important_claim[{k}]",
-                    )
-                gold = lists["claims_factuality_label"][k]
-                if collection == "factcheckgpt_gold":
-                    label = _hri_label(gold, path, line, f"{where}.claims_factuality_label[{k}]")
-                else:
-                    label = _stance_label(
-                        lists["stance_claim_autoEvid"][k],
-                        path,
-                        line,
-                        f"{where}.stance_claim_autoEvid[{k}]",
-                    )
-                passages = lists["auto_evidence"][k]
-                if not isinstance(passages, list) or not all(isinstance(p, str) for p in passages):
-                    raise DataError(
-                        "evidence must be a list of strings",
-                        file=str(path),
-                        row=line,
-                        field=f"{where}.auto_evidence[{k}]",
-                    )
-                built.append(
-                    Claim(
-                        claim_id=f"s{snum}c{k}",
-                        labels=(LabelAssignment(label),),
-                        criticality=int(importance[imp]),
-                        text=str(lists["claims"][k]),
-                        passages=tuple(passages),
-                        file=str(path),
-                        row=f"{line} {where}.claims[{k}]",
-                    )
-                )
-        if not built:
-            skipped["no check-worthy claims"] += 1
-            continue
-        out.append(_response(rec, path, line, built, outcome, "factcheckgpt", collection))
+        response = _tree_response(rec, path, line, collection, importance, skipped)
+        if response is not None:
+            out.append(response)
     return out, skipped
+
+
+def _tree_response(
+    rec: dict,
+    path: Path,
+    line: int,
+    collection: str,
+    importance: Mapping[str, int],
+    skipped: Counter,
+) -> Response | None:
+    """One tree record as a response, its claims taken sentence by sentence; None (counted
+    in ``skipped``) when its factuality is NA or it has no check-worthy claim."""
+    outcome = _outcome(
+        _field(rec, "response_factuality", path, line), path, line, "response_factuality"
+    )
+    if outcome is None:
+        skipped["response_factuality NA"] += 1
+        return None
+    sentences = _field(rec, "sentences", path, line)
+    if not isinstance(sentences, dict):
+        raise DataError("sentences must be a mapping", file=str(path), row=line, field="sentences")
+    built: list[Claim] = []
+    for skey in sorted(sentences, key=lambda s: _sentence_number(s, path, line)):
+        sent = sentences[skey]
+        built.extend(_sentence_claims(skey, sent, path, line, collection, importance, skipped))
+    if not built:
+        skipped["no check-worthy claims"] += 1
+        return None
+    return _response(rec, path, line, built, outcome, "factcheckgpt", collection)
+
+
+def _sentence_claims(
+    skey: str,
+    sent: dict,
+    path: Path,
+    line: int,
+    collection: str,
+    importance: Mapping[str, int],
+    skipped: Counter,
+) -> list[Claim]:
+    """A sentence's check-worthy claims; the others are counted in ``skipped``."""
+    lists = _sentence_lists(skey, sent, path, line)
+    snum = _sentence_number(skey, path, line)
+    built: list[Claim] = []
+    for k in range(len(lists["claims"])):
+        if lists["claim_checkworthiness"][k] != "factual":
+            skipped[f"claim not check-worthy ({lists['claim_checkworthiness'][k]})"] += 1
+            continue
+        where = f"sentences.{skey}"
+        built.append(_tree_claim(lists, k, snum, where, path, line, collection, importance))
+    return built
+
+
+def _sentence_lists(skey: str, sent: dict, path: Path, line: int) -> dict[str, list]:
+    """A sentence's per-claim lists (`_TREE_LISTS`), each checked to have one entry per
+    claim."""
+    lists = {k: _field(sent, k, path, line) for k in _TREE_LISTS}
+    n = len(lists["claims"])
+    for k, v in lists.items():
+        if not isinstance(v, list) or len(v) != n:
+            raise DataError(
+                f"{skey}.{k} must be a list with one entry per claim ({n})",
+                file=str(path),
+                row=line,
+                field=f"sentences.{skey}.{k}",
+            )
+    return lists
+
+
+def _tree_claim(
+    lists: dict[str, list],
+    k: int,
+    snum: int,
+    where: str,
+    path: Path,
+    line: int,
+    collection: str,
+    importance: Mapping[str, int],
+) -> Claim:
+    """Claim ``k`` of a sentence (``where``): its criticality from its importance, its
+    label gold or from the evidence stances (by ``collection``), its evidence passages."""
+    imp = lists["if_most_important_claim"][k]
+    if imp not in importance:
+        raise DataError(
+            f"claim importance {imp!r} has no criticality; known: {sorted(importance)}",
+            file=str(path),
+            row=line,
+            field=f"{where}.if_most_important_claim[{k}]",
+        )
+    gold = lists["claims_factuality_label"][k]
+    if collection == "factcheckgpt_gold":
+        label = _hri_label(gold, path, line, f"{where}.claims_factuality_label[{k}]")
+    else:
+        label = _stance_label(
+            lists["stance_claim_autoEvid"][k],
+            path,
+            line,
+            f"{where}.stance_claim_autoEvid[{k}]",
+        )
+    passages = lists["auto_evidence"][k]
+    if not isinstance(passages, list) or not all(isinstance(p, str) for p in passages):
+        raise DataError(
+            "evidence must be a list of strings",
+            file=str(path),
+            row=line,
+            field=f"{where}.auto_evidence[{k}]",
+        )
+    return Claim(
+        claim_id=f"s{snum}c{k}",
+        labels=(LabelAssignment(label),),
+        criticality=int(importance[imp]),
+        text=str(lists["claims"][k]),
+        passages=tuple(passages),
+        file=str(path),
+        row=f"{line} {where}.claims[{k}]",
+    )
 
 
 def _sentence_number(key: str, path: Path, line: int) -> int:

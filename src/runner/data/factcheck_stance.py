@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from pathlib import Path
+from typing import Any
 
 from runner.data.base import LoadedData
 from runner.data.claim_frame import (
@@ -38,7 +40,11 @@ def load_factcheck_stance(
     data_dir: str | None = None,
     name: str = "factcheck_stance",
 ) -> LoadedData:
-    """Factcheck-Bench claim-evidence stance pairs (subtask 3) as claims.
+    """Factcheck-Bench claim-evidence stance pairs (subtask 3) as claims (`runner.data.base`).
+
+    Reads ``path`` (the subtask-3 JSONL), else
+    ``<data_dir>/factcheck-bench/subtasks/subtask3_claim_evidence_stance.jsonl``; ``limit``
+    keeps the first kept pairs in file order.
 
     Each line is one (claim, evidence, stance) pair: 3,305 pairs over 661 claims, 5
     evidence snippets each. Every pair is one claim row: ``claim_id`` = ``fcb3-<line>``,
@@ -55,33 +61,42 @@ def load_factcheck_stance(
       red ("absent from the passages, or contradicted by them").
     - ``yellow``: routed to review.
 
-    Parameters
-    ----------
-    irrelevant : str
-        ``exclude``, ``red`` or ``yellow``.
-    path : str, optional
-        The subtask-3 JSONL; default
-        ``<data_dir>/factcheck-bench/subtasks/subtask3_claim_evidence_stance.jsonl``.
-    limit : int, optional
-        Keep the first N kept pairs in file order.
-    data_dir, name
-        As in `load_wice`.
-
-    Returns
-    -------
-    LoadedData
+    ``info`` adds ``irrelevant``, ``excluded`` and ``duplicate_pairs`` (pairs repeated
+    with the same claim and evidence).
     """
+    _check_settings(irrelevant, limit)
+    file = data_file(path, data_dir, FACTCHECK_STANCE_FILE, _HOW_TO_FCB)
+    rows, lines, excluded, pairs = _map(strict_records(file), file, irrelevant, limit, name)
+    params = {"irrelevant": irrelevant, "limit": limit, "path": str(file)}
+    info = {
+        "irrelevant": irrelevant,
+        "excluded": {"irrelevant": excluded},
+        "duplicate_pairs": sum(n - 1 for n in pairs.values()),
+        "public_benchmark": True,
+    }
+    # fingerprinted under its former name, runner.data.claims.*: see `finish`
+    return finish(rows, lines, file, name, "runner.data.claims.load_factcheck_stance", params, info)
+
+
+def _check_settings(irrelevant: str, limit: int | None) -> None:
+    """Refuse an unknown ``irrelevant`` policy or a bad ``limit``."""
     if irrelevant not in IRRELEVANT_POLICIES:
         raise ConfigError(f"irrelevant must be one of {IRRELEVANT_POLICIES}, got {irrelevant!r}")
     check_limit(limit)
-    file = data_file(path, data_dir, FACTCHECK_STANCE_FILE, _HOW_TO_FCB)
+
+
+def _map(
+    records: list[tuple[int, dict]], file: Path, irrelevant: str, limit: int | None, name: str
+) -> tuple[list[dict], list[int], int, Counter]:
+    """The kept pairs (up to ``limit``) as claim rows, their lines, the irrelevant pairs
+    excluded, and how often each (claim, evidence) pair occurs."""
     table = dict(FACTCHECK_STANCES)
     if irrelevant != "exclude":
         table["irrelevant"] = irrelevant
     rows, lines = [], []
     excluded = 0
     pairs: Counter = Counter()
-    for line, rec in strict_records(file):
+    for line, rec in records:
         if limit is not None and len(rows) >= limit:
             break
         claim = record_field(rec, "claim", file, line)
@@ -98,27 +113,24 @@ def load_factcheck_stance(
                 field="claim" if not isinstance(claim, str) else "evidence",
             )
         pairs[(claim, evidence)] += 1
-        digest = hashlib.sha1(claim.encode("utf-8")).hexdigest()[:16]
-        rows.append(
-            {
-                "claim_id": f"fcb3-{line:05d}",
-                "response_id": f"fcb3:{digest}",
-                "question": "",
-                "claim": claim,
-                "passages": [evidence],
-                "label": mapped_label(stance, table, file, line, "stance"),
-                "raw_label": stance,
-                "category": "",
-                "source": name,
-            }
-        )
+        rows.append(_row(claim, evidence, stance, table, file, line, name))
         lines.append(line)
-    params = {"irrelevant": irrelevant, "limit": limit, "path": str(file)}
-    info = {
-        "irrelevant": irrelevant,
-        "excluded": {"irrelevant": excluded},
-        "duplicate_pairs": sum(n - 1 for n in pairs.values()),
-        "public_benchmark": True,
+    return rows, lines, excluded, pairs
+
+
+def _row(
+    claim: str, evidence: str, stance: Any, table: dict[str, str], file: Path, line: int, name: str
+) -> dict[str, Any]:
+    """One pair as a claim row (the stance mapped by ``table``)."""
+    digest = hashlib.sha1(claim.encode("utf-8")).hexdigest()[:16]
+    return {
+        "claim_id": f"fcb3-{line:05d}",
+        "response_id": f"fcb3:{digest}",
+        "question": "",
+        "claim": claim,
+        "passages": [evidence],
+        "label": mapped_label(stance, table, file, line, "stance"),
+        "raw_label": stance,
+        "category": "",
+        "source": name,
     }
-    # fingerprinted under its former name, runner.data.claims.*: see `finish`
-    return finish(rows, lines, file, name, "runner.data.claims.load_factcheck_stance", params, info)

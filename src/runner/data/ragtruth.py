@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from runner.data.base import LoadedData
-from runner.data.hashing import fingerprint_files, frame_fingerprint, group_key, sha256_file
+from runner.data.base import LoadedData, Located, located_info
+from runner.data.hashing import fingerprint_files, frame_fingerprint, group_key
 from runner.data.hub import load_hub_split
 from runner.data.response_frame import as_id, check_columns, require_rows, screen_rows, summarise
 from runner.data.row_issues import IssueLog, is_missing
@@ -82,110 +82,90 @@ def load_ragtruth(
     data_dir: str | os.PathLike | None = None,
     name: str = "ragtruth",
 ) -> LoadedData:
-    """Load one RAGTruth split as a canonical response-level frame.
+    """Load one RAGTruth split as a canonical response-level frame (`runner.data.base`).
 
-    Sources, first found wins: ``path``; else ``<data_dir or $RUNNER_DATA_DIR>/ragtruth/``;
-    else the Hub, only when online (no offline flag set and the Hub reachable) and the format
-    is not ``original``. Otherwise a `DataNotFoundError` is raised at once, saying where to
-    put the files and how to get them.
+    Sources, first found wins: ``path`` (a processed parquet file; a folder holding
+    ``{split}.parquet`` or the original pair ``response.jsonl`` + ``source_info.jsonl``; or
+    a ``response.jsonl`` with ``source_info.jsonl`` beside it); else
+    ``<data_dir>/ragtruth/``; else the Hub's processed split, unless ``format`` is
+    ``original``; else a `DataNotFoundError` says where to put the files and how to get them.
 
-    Parameters
-    ----------
-    split : str
-        ``"test"`` (2,700 rows) or ``"train"`` (15,090 rows). For parquet, names the file
-        ``{split}.parquet`` in a directory; for the original JSONL, filters its ``split``
-        field.
-    path : path, optional
-        A processed parquet file; or a directory holding ``{split}.parquet`` or the original
-        pair ``response.jsonl`` + ``source_info.jsonl``; or a ``response.jsonl`` file with
-        ``source_info.jsonl`` beside it. An explicit path that does not exist is an error
-        (no fallback to the Hub).
-    format : {"auto", "processed", "original"}
-        ``auto`` decides from the path: ``.parquet`` is processed, ``.jsonl`` original; in a
-        directory ``{split}.parquet`` is preferred over the original pair.
-    hub_id : str
-        Hub id of the processed set, used when no local file is found.
-    limit : int, optional
-        Keep only the first ``limit`` rows of the split (file order), before validation.
-    skip_invalid : bool
-        False: the first bad row raises `DataError`. True: bad rows are dropped, counted and
-        listed in ``info["skipped"]``, and logged.
-    data_dir : path, optional
-        Root of the offline data sets; default ``$RUNNER_DATA_DIR``.
-    name : str
-        Name recorded in the result (the dataset config's ``name``).
-
-    Returns
-    -------
-    LoadedData
-        ``frame`` in file order; ``info`` adds ``split``, ``format`` and ``files_sha256``.
-
-    Raises
-    ------
-    DataError
-        A bad row, naming file, row and field (row: the 0-based row index for parquet and
-        the Hub, the 1-based line for JSONL): malformed JSON, an unparsable or out-of-range
-        span list, empty answer/context, a duplicate id, an unknown source id.
-    DataNotFoundError
-        No local file and no usable Hub.
-    ConfigError
-        An unknown ``format``, a ``limit`` below 1, a ``split`` other than train / test,
-        a ``path`` file named after the other split (``test.parquet`` with
-        ``split="train"``), or a ``path`` and ``format`` that disagree.
+    ``split`` is ``test`` (2,700 rows) or ``train`` (15,090): it names the parquet file in
+    a folder and filters the original JSONL's ``split`` field; any other split, or a
+    ``path`` file named after the other split (``test.parquet`` with ``split="train"``), is
+    a `ConfigError`. ``format`` (``auto``, ``processed``, ``original``): ``auto`` decides
+    from the path (``.parquet`` processed, ``.jsonl`` original; in a folder
+    ``{split}.parquet`` first); a path and format that disagree are a `ConfigError`.
+    ``limit`` applies before validation. A bad row (malformed JSON, an unparsable or
+    out-of-range span list, an empty answer or context, a duplicate id, an unknown source
+    id) is named by file, row (the 0-based row for parquet and the Hub, the 1-based line
+    for JSONL) and field. ``info`` adds ``format``, ``split``, ``limit`` and
+    ``files_sha256``.
     """
+    _check_settings(split, path, format, limit, name)
+    issues = IssueLog(skip_invalid)
+    params = {"split": split, "limit": limit, "skip_invalid": skip_invalid}
+    found = _locate(split, path, format, data_dir, hub_id)
+    located, kind, frame = _read(found, split, hub_id, limit, issues)
+    require_rows(frame, located.where, issues)
+    return _record(frame, located, issues, name, kind, params)
+
+
+def _check_settings(
+    split: str, path: str | os.PathLike | None, format: str, limit: int | None, name: str
+) -> None:
+    """Refuse an unknown ``format``, a ``limit`` below 1 or a split the release lacks."""
     if format not in FORMATS:
         raise ConfigError(f"ragtruth: format must be one of {FORMATS}, got {format!r}")
     if limit is not None and limit < 1:
         raise ConfigError(f"ragtruth: limit must be a positive integer or null, got {limit!r}")
     check_split_file(name, split, path, SPLITS)
-    issues = IssueLog(skip_invalid)
-    params = {"split": split, "limit": limit, "skip_invalid": skip_invalid}
 
-    located = _locate(split, path, format, data_dir, hub_id)
-    if located is None:
-        how_to = _how_to(split, hub_id)
-        hub_split = load_hub_split(hub_id, split, how_to)
-        files, digest = hub_split.files, hub_split.digest
+
+def _read(
+    found: tuple | None, split: str, hub_id: str, limit: int | None, issues: IssueLog
+) -> tuple[Located, str, pd.DataFrame]:
+    """Where the rows are, their form, and the split mapped to the canonical frame.
+
+    ``found`` is `_locate`'s answer (None: the Hub's processed split).
+    """
+    if found is None:
+        hub_split = load_hub_split(hub_id, split, _how_to(split, hub_id))
+        where = ", ".join(hub_split.files) or hub_id
+        located = Located(hub_split.files, hub_split.digest, "hub", where, hub_id)
         label = f"hf://datasets/{hub_id} (split {split})"
-        frame = _from_processed(hub_split.frame, label, limit, issues)
-        origin, kind = "hub", "processed"
-    elif located[0] == "processed":
-        kind, parquet = located
-        files = [str(parquet)]
-        digest = fingerprint_files(files)
-        frame = _from_processed(_read_parquet(parquet), str(parquet), limit, issues)
-        origin = "local"
-    else:
-        kind, responses, sources = located
-        files = [str(responses), str(sources)]
-        digest = fingerprint_files(files)
-        frame = _from_original(responses, sources, split, limit, issues)
-        origin = "local"
+        return located, "processed", _from_processed(hub_split.frame, label, limit, issues)
+    files = [str(f) for f in found[1:]]
+    located = Located(files, fingerprint_files(files), "local", ", ".join(files))
+    if found[0] == "processed":
+        raw = _read_parquet(found[1])
+        return located, "processed", _from_processed(raw, files[0], limit, issues)
+    return located, "original", _from_original(found[1], found[2], split, limit, issues)
 
-    require_rows(frame, ", ".join(files) or hub_id, issues)
-    files_sha = {f: sha256_file(f) for f in files}
-    info: dict[str, Any] = summarise(frame)
-    info.update(
-        origin=origin,
-        format=kind,
-        split=split,
-        limit=limit,
-        files_sha256=files_sha,
-        skipped_rows=issues.skipped_rows(),
-        skipped=issues.skipped(),
-    )
-    if origin == "hub":
-        info["hub_id"] = hub_id
-    fingerprint = frame_fingerprint(digest, f"ragtruth/{kind}", LOADER_VERSION, params)
+
+def _record(
+    frame: pd.DataFrame,
+    located: Located,
+    issues: IssueLog,
+    name: str,
+    kind: str,
+    params: dict[str, Any],
+) -> LoadedData:
+    """The result: ``info``, and a fingerprint of the files, the form and ``params``."""
+    split, limit = params["split"], params["limit"]
+    info = located_info(summarise(frame), located, issues, format=kind, split=split, limit=limit)
+    fingerprint = frame_fingerprint(located.digest, f"ragtruth/{kind}", LOADER_VERSION, params)
     logger.info(
         "ragtruth %s: %d rows, %d groups from %s (%d rows skipped)",
         split,
         info["rows"],
         info["groups"],
-        origin,
+        located.origin,
         info["skipped_rows"],
     )
-    return LoadedData(name=name, frame=frame, files=files, fingerprint=fingerprint, info=info)
+    return LoadedData(
+        name=name, frame=frame, files=located.files, fingerprint=fingerprint, info=info
+    )
 
 
 def _locate(
@@ -324,6 +304,22 @@ def _from_original(
     responses: Path, sources: Path, split: str, limit: int | None, issues: IssueLog
 ) -> pd.DataFrame:
     """Join the original pair, keep one split, map to the canonical frame, validate."""
+    by_id = _sources_by_id(sources, issues)
+    chosen = _split_responses(responses, split, limit, issues)
+    records, rows = [], []
+    for line, record in chosen:
+        mapped = _map_response(record, by_id, str(responses), line, issues)
+        if mapped is not None:
+            records.append(mapped)
+            rows.append(line)
+    columns = [*REQUIRED_COLUMNS, "spans", *_EXTRAS, "source_id", "source_corpus"]
+    frame = pd.DataFrame.from_records(records, columns=columns)
+    return screen_rows(frame, [str(responses)] * len(frame), rows, issues)
+
+
+def _sources_by_id(sources: Path, issues: IssueLog) -> dict[str, dict[str, Any]]:
+    """``source_info.jsonl`` mapped (`_map_source`) and keyed by source id; a repeated id is
+    a bad row."""
     source_rows, _ = read_jsonl(sources, issues)
     by_id: dict[str, dict[str, Any]] = {}
     for line, record in source_rows:
@@ -340,7 +336,14 @@ def _from_original(
             )
             continue
         by_id[mapped["source_id"]] = mapped
+    return by_id
 
+
+def _split_responses(
+    responses: Path, split: str, limit: int | None, issues: IssueLog
+) -> list[tuple[int, dict[str, Any]]]:
+    """The (line, record) pairs of ``response.jsonl`` in ``split``, up to ``limit``; a file
+    with responses but none of this split is an error (naming the splits it has)."""
     response_rows, _ = read_jsonl(responses, issues)
     splits_seen = sorted({str(r.get("split")) for _, r in response_rows})
     chosen = [(n, r) for n, r in response_rows if r.get("split") == split]
@@ -352,16 +355,7 @@ def _from_original(
         )
     if limit is not None:
         chosen = chosen[:limit]
-
-    records, rows = [], []
-    for line, record in chosen:
-        mapped = _map_response(record, by_id, str(responses), line, issues)
-        if mapped is not None:
-            records.append(mapped)
-            rows.append(line)
-    columns = [*REQUIRED_COLUMNS, "spans", *_EXTRAS, "source_id", "source_corpus"]
-    frame = pd.DataFrame.from_records(records, columns=columns)
-    return screen_rows(frame, [str(responses)] * len(frame), rows, issues)
+    return chosen
 
 
 def _map_source(
@@ -376,8 +370,24 @@ def _map_source(
     if task not in TASKS:
         issues.add(file, line, "task_type", f"must be one of {TASKS}, got {task!r}")
         return None
-    info = record["source_info"]
-    question = ""
+    texts = _source_texts(task, record["source_info"], file, line, issues)
+    if texts is None:
+        return None
+    question, context = texts
+    return {
+        "source_id": as_id(record["source_id"]),
+        "task": task,
+        "question": question,
+        "context": context,
+        "corpus": record.get("source"),
+        "line": line,
+    }
+
+
+def _source_texts(
+    task: str, info: Any, file: str, line: int, issues: IssueLog
+) -> tuple[str, str] | None:
+    """A source's question and context by task (see the module docstring); None if bad."""
     if task == "QA":
         if not isinstance(info, dict):
             issues.add(
@@ -392,28 +402,19 @@ def _map_source(
             if not isinstance(info.get(key), str):
                 issues.add(file, line, f"source_info.{key}", "missing or not a string")
                 return None
-        question, context = info["question"], info["passages"]
-    elif isinstance(info, str):
-        context = info
-    elif isinstance(info, dict) and task == "Data2txt":
-        context = repr(info)
-    else:
-        issues.add(
-            file,
-            line,
-            "source_info",
-            f"{task} source_info must be a string{' or dict' if task == 'Data2txt' else ''}, "
-            f"got {type(info).__name__}",
-        )
-        return None
-    return {
-        "source_id": as_id(record["source_id"]),
-        "task": task,
-        "question": question,
-        "context": context,
-        "corpus": record.get("source"),
-        "line": line,
-    }
+        return info["question"], info["passages"]
+    if isinstance(info, str):
+        return "", info
+    if isinstance(info, dict) and task == "Data2txt":
+        return "", repr(info)
+    issues.add(
+        file,
+        line,
+        "source_info",
+        f"{task} source_info must be a string{' or dict' if task == 'Data2txt' else ''}, "
+        f"got {type(info).__name__}",
+    )
+    return None
 
 
 def _map_response(
@@ -525,17 +526,7 @@ def load_ragtruth_pooled(
         for split in splits
     ]
     frame = pd.concat([p.frame for p in parts], ignore_index=True)
-    seen: dict[str, dict[str, str]] = {"example_id": {}, "group_id": {}}
-    for split, part in zip(splits, parts, strict=True):
-        for column, owner in seen.items():
-            for value in part.frame[column].astype(str).unique():
-                if owner.setdefault(value, split) != split:
-                    raise DataError(
-                        f"{column} {value!r} is in split {owner[value]!r} and in split "
-                        f"{split!r}: pooled splits must not share rows or contexts",
-                        file=", ".join(part.files),
-                        field=column,
-                    )
+    _check_disjoint(splits, parts)
     files = [f for p in parts for f in p.files]
     digest = hashlib.sha256("".join(p.fingerprint for p in parts).encode()).hexdigest()
     info: dict[str, Any] = summarise(frame)
@@ -548,3 +539,19 @@ def load_ragtruth_pooled(
         digest, "ragtruth/pooled", LOADER_VERSION, {"splits": splits, "skip_invalid": skip_invalid}
     )
     return LoadedData(name=name, frame=frame, files=files, fingerprint=fingerprint, info=info)
+
+
+def _check_disjoint(splits: list[str], parts: list[LoadedData]) -> None:
+    """Refuse an example id or a context group found in two splits: RAGTruth's splits
+    share no context, so pooled their groups stay apart."""
+    seen: dict[str, dict[str, str]] = {"example_id": {}, "group_id": {}}
+    for split, part in zip(splits, parts, strict=True):
+        for column, owner in seen.items():
+            for value in part.frame[column].astype(str).unique():
+                if owner.setdefault(value, split) != split:
+                    raise DataError(
+                        f"{column} {value!r} is in split {owner[value]!r} and in split "
+                        f"{split!r}: pooled splits must not share rows or contexts",
+                        file=", ".join(part.files),
+                        field=column,
+                    )

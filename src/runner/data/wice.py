@@ -56,54 +56,27 @@ def load_wice(
     data_dir: str | None = None,
     name: str = "wice",
 ) -> LoadedData:
-    """WiCE claims with the full evidence of their cited web page.
+    """WiCE claims with the full evidence of their cited web page (`runner.data.base`).
+
+    Reads ``path`` (the claim JSONL), else
+    ``<data_dir>/wice/data/entailment_retrieval/claim/{split}.jsonl``. ``split`` is ``dev``
+    (349 claims) or ``test`` (358); ``limit`` keeps the first claims in file order.
 
     Mapping: ``claim_id`` = ``response_id`` = ``meta.id`` (each WiCE claim is one
     Wikipedia sentence); ``question`` = "" (WiCE has none; prompts then omit it);
     ``passages`` = one passage, the cited page's evidence sentences joined by newlines;
     ``label``: supported -> green, partially_supported -> yellow, not_supported -> red;
     ``category`` = "" (WiCE has no error categories). ``title`` (``meta.claim_title``)
-    and ``supporting_sentences`` are kept as extra columns.
-
-    Parameters
-    ----------
-    split : str
-        ``dev`` (349 claims) or ``test`` (358).
-    path : str, optional
-        The claim JSONL file; default ``<data_dir>/wice/data/entailment_retrieval/claim/``.
-    limit : int, optional
-        Keep the first N claims in file order.
-    data_dir : str, optional
-        Root of the offline data sets; default ``$RUNNER_DATA_DIR``.
-    name : str
-        Dataset name recorded with the run.
-
-    Returns
-    -------
-    LoadedData
+    and ``supporting_sentences`` are kept as extra columns. The first bad line raises a
+    `DataError` naming file, line and field. ``info`` adds ``split`` and ``evidence``.
     """
-    file = _wice_file("wice", name, split, path, limit, data_dir)
-    rows, lines = [], []
-    for line, rec in strict_records(file):
-        if limit is not None and len(rows) >= limit:
-            break
-        meta = record_field(rec, "meta", file, line)
-        row = _wice_row(rec, _wice_id(meta, file, line), file, line, name)
-        row["title"] = str(meta.get("claim_title", ""))
-        row["supporting_sentences"] = rec.get("supporting_sentences", [])
-        rows.append(row)
-        lines.append(line)
+    _check_settings(name, split, path, limit)
+    file = _locate("wice", split, path, data_dir)
+    rows, lines = _claim_rows(strict_records(file), file, limit, name)
     params = {"split": split, "limit": limit, "path": str(file)}
+    info = {"split": split, "evidence": "full cited page", "public_benchmark": True}
     # fingerprinted under its former name, runner.data.claims.*: see `finish`
-    return finish(
-        rows,
-        lines,
-        file,
-        name,
-        "runner.data.claims.load_wice",
-        params,
-        {"split": split, "evidence": "full cited page", "public_benchmark": True},
-    )
+    return finish(rows, lines, file, name, "runner.data.claims.load_wice", params, info)
 
 
 @checked_by(check_wice_settings)
@@ -115,6 +88,11 @@ def load_wice_oracle(
     name: str = "wice_oracle",
 ) -> LoadedData:
     """WiCE claims with oracle evidence chunks: several verification units per claim.
+
+    Reads ``path`` (the oracle-chunk JSONL), else ``{split}.jsonl`` in
+    ``<data_dir>/wice/code_and_resources/entailment_inputs/oracle_chunks/claim/``; ``limit``
+    keeps the first *claims* (with all their chunks) in file order. Other settings as in
+    `load_wice`.
 
     Each JSONL row is one chunk (gold supporting sentences plus distractors; 3 per claim
     for most claims). Units: ``unit_id`` = ``<meta.id>#<k>``, ``chunk`` = k (0-based, file
@@ -128,47 +106,13 @@ def load_wice_oracle(
     claim per split (dev02254, test02178: supported in the claim file, partially_supported
     in all of its chunks); this loader keeps the oracle file's label, so test has 110
     green / 216 yellow / 32 red claims here against 111 / 215 / 32 in `load_wice`. Other
-    mapping as in `load_wice`.
-
-    Parameters
-    ----------
-    path : str, optional
-        The oracle-chunk JSONL file; default
-        ``<data_dir>/wice/code_and_resources/entailment_inputs/oracle_chunks/claim/``.
-    limit : int, optional
-        Keep the first N *claims* (with all their chunks) in file order.
-    split, data_dir, name
-        As in `load_wice`.
-
-    Returns
-    -------
-    LoadedData
+    mapping as in `load_wice`. ``info`` adds ``split``, ``evidence``, ``chunks_per_claim``
+    and ``chunks_relabelled``.
     """
-    file = _wice_file("wice_oracle", name, split, path, limit, data_dir)
-    rows, lines = [], []
-    chunks: Counter = Counter()
-    for line, rec in strict_records(file):
-        meta = record_field(rec, "meta", file, line)
-        claim_id = _wice_id(meta, file, line)
-        if limit is not None and claim_id not in chunks and len(chunks) >= limit:
-            continue
-        row = _wice_row(rec, claim_id, file, line, name)
-        k = chunks[claim_id]
-        chunks[claim_id] += 1
-        # The claim's label is set below, from its most supported chunk.
-        row["unit_id"], row["chunk"], row["chunk_label"] = f"{claim_id}#{k}", k, row["label"]
-        row["label"] = None
-        row["title"] = str(meta.get("claim_title", ""))
-        rows.append(row)
-        lines.append(line)
-    best: dict[str, tuple[int, str]] = {}
-    for row in rows:
-        code = SEVERITY[row["chunk_label"]]
-        if row["claim_id"] not in best or code < best[row["claim_id"]][0]:
-            best[row["claim_id"]] = (code, row["raw_label"])
-    for row in rows:
-        code, raw = best[row["claim_id"]]
-        row["label"], row["raw_label"] = LABELS[code], raw
+    _check_settings(name, split, path, limit)
+    file = _locate("wice_oracle", split, path, data_dir)
+    rows, lines, chunks = _chunk_rows(strict_records(file), file, limit, name)
+    _label_claims(rows)
     params = {"split": split, "limit": limit, "path": str(file)}
     info = {
         "split": split,
@@ -181,13 +125,70 @@ def load_wice_oracle(
     return finish(rows, lines, file, name, "runner.data.claims.load_wice_oracle", params, info)
 
 
-def _wice_file(
-    kind: str, name: str, split: str, path: str | None, limit: int | None, data_dir: str | None
-) -> Path:
-    """Check a WiCE loader's settings and find its file (`kind`: a key of `WICE_FILES`)."""
+def _check_settings(name: str, split: str, path: str | None, limit: int | None) -> None:
+    """Refuse a split WiCE lacks (or a ``path`` named after the other one) and a bad limit."""
     check_split_file(name, split, path, WICE_SPLITS)
     check_limit(limit)
+
+
+def _locate(kind: str, split: str, path: str | None, data_dir: str | None) -> Path:
+    """The file to read (`kind`: a key of `WICE_FILES`), or a `DataNotFoundError` saying how
+    to get it."""
     return data_file(path, data_dir, WICE_FILES[kind].format(split=split), _HOW_TO_WICE)
+
+
+def _claim_rows(
+    records: list[tuple[int, dict]], file: Path, limit: int | None, name: str
+) -> tuple[list[dict], list[int]]:
+    """The claim file's records (up to ``limit``) as canonical rows, with their lines."""
+    rows, lines = [], []
+    for line, rec in records:
+        if limit is not None and len(rows) >= limit:
+            break
+        meta = record_field(rec, "meta", file, line)
+        row = _wice_row(rec, _wice_id(meta, file, line), file, line, name)
+        row["title"] = str(meta.get("claim_title", ""))
+        row["supporting_sentences"] = rec.get("supporting_sentences", [])
+        rows.append(row)
+        lines.append(line)
+    return rows, lines
+
+
+def _chunk_rows(
+    records: list[tuple[int, dict]], file: Path, limit: int | None, name: str
+) -> tuple[list[dict], list[int], Counter]:
+    """The oracle file's chunks of the first ``limit`` claims as canonical rows (claim
+    ``label`` still unset), their lines, and the chunks per claim."""
+    rows, lines = [], []
+    chunks: Counter = Counter()
+    for line, rec in records:
+        meta = record_field(rec, "meta", file, line)
+        claim_id = _wice_id(meta, file, line)
+        if limit is not None and claim_id not in chunks and len(chunks) >= limit:
+            continue
+        row = _wice_row(rec, claim_id, file, line, name)
+        k = chunks[claim_id]
+        chunks[claim_id] += 1
+        # The claim's label is set by `_label_claims`, from its most supported chunk.
+        row["unit_id"], row["chunk"], row["chunk_label"] = f"{claim_id}#{k}", k, row["label"]
+        row["label"] = None
+        row["title"] = str(meta.get("claim_title", ""))
+        rows.append(row)
+        lines.append(line)
+    return rows, lines, chunks
+
+
+def _label_claims(rows: list[dict]) -> None:
+    """Give every chunk row its claim's label: the most supported chunk label of the claim
+    (and that chunk's raw label)."""
+    best: dict[str, tuple[int, str]] = {}
+    for row in rows:
+        code = SEVERITY[row["chunk_label"]]
+        if row["claim_id"] not in best or code < best[row["claim_id"]][0]:
+            best[row["claim_id"]] = (code, row["raw_label"])
+    for row in rows:
+        code, raw = best[row["claim_id"]]
+        row["label"], row["raw_label"] = LABELS[code], raw
 
 
 def _wice_row(rec: dict, claim_id: str, file: Path, line: int, name: str) -> dict:

@@ -63,46 +63,46 @@ def load_wice_claim_training(
     data_dir: str | None = None,
     name: str = "wice_claim_train",
 ) -> LoadedData:
-    """WiCE dev claims, dev oracle chunks and train sub-claims as labelled training rows.
+    """WiCE's non-test parts as labelled training rows (settings: `runner.data.base`).
 
-    Parameters
-    ----------
-    sources : list of str, optional
-        Keys of `SOURCES`; default all three.
-    data_dir : str, optional
-        Root of the offline data sets; default ``$RUNNER_DATA_DIR``.
-    name : str
-        Dataset name recorded with the run.
-
-    Returns
-    -------
-    LoadedData
-        ``info["split"]`` is ``train`` (no row of WiCE test), ``info["trained_on"]`` the
-        WiCE parts read.
-
-    Raises
-    ------
-    ConfigError
-        An unknown or empty source list.
-    DataError
-        A row without a known label, a sub-claim whose tokens are not found in its claim
-        or whose mask disagrees with its tokens (file, line and field named).
+    ``sources`` are keys of `SOURCES` (default all three: dev claims, dev oracle chunks,
+    train sub-claims), each read from its file under ``<data_dir>``; an unknown or empty
+    list is a `ConfigError`. A row without a known label, or a sub-claim whose tokens are
+    not found in its claim or whose mask disagrees with its tokens, is a `DataError` naming
+    file, line and field. ``info["split"]`` is ``train`` (no row of WiCE test); ``info``
+    adds ``sources`` and ``trained_on`` (the WiCE parts read).
     """
+    sources = _check_settings(sources)
+    rows: list[dict[str, Any]] = []
+    files: list[Path] = []
+    for source in sources:
+        # Located and read source by source: a bad row of one is reported before a later
+        # source's missing file.
+        file = data_file(None, data_dir, SOURCES[source][0], _HOW_TO)
+        files.append(file)
+        rows.extend(_source_rows(source, file))
+    return _record(pd.DataFrame(rows), files, sources, name)
+
+
+def _check_settings(sources: list[str] | None) -> list[str]:
+    """The sources to read (default all), after refusing an unknown or empty list."""
     sources = list(sources) if sources is not None else list(SOURCES)
     unknown = [s for s in sources if s not in SOURCES]
     if unknown or not sources:
         raise ConfigError(
             f"dataset.sources must be a non-empty subset of {sorted(SOURCES)}, got {sources!r}"
         )
-    rows: list[dict[str, Any]] = []
-    files: list[Path] = []
-    for source in sources:
-        file = data_file(None, data_dir, SOURCES[source][0], _HOW_TO)
-        files.append(file)
-        seen: dict[str, int] = {}
-        for line, rec in strict_records(file):
-            rows.append(_row(source, rec, file, line, seen))
-    frame = pd.DataFrame(rows)
+    return sources
+
+
+def _source_rows(source: str, file: Path) -> list[dict[str, Any]]:
+    """One source's file as training rows, in file order."""
+    seen: dict[str, int] = {}
+    return [_row(source, rec, file, line, seen) for line, rec in strict_records(file)]
+
+
+def _record(frame: pd.DataFrame, files: list[Path], sources: list[str], name: str) -> LoadedData:
+    """The result: ``info``, and a fingerprint of the files, the loader and ``sources``."""
     params = {"sources": sources}
     info = summarise(frame)
     info.update(
@@ -121,6 +121,8 @@ def load_wice_claim_training(
 
 
 def _row(source: str, rec: dict, file: Path, line: int, seen: dict[str, int]) -> dict[str, Any]:
+    """One record as a training row; ``seen`` counts the rows of each claim so far (an
+    oracle chunk's id is ``dev_oracle:<claim>#<k>``)."""
     meta = record_field(rec, "meta", file, line)
     claim_id = meta.get("id") if isinstance(meta, dict) else None
     if not isinstance(claim_id, str) or not claim_id:
@@ -132,14 +134,7 @@ def _row(source: str, rec: dict, file: Path, line: int, seen: dict[str, int]) ->
         raise DataError(
             f"label {raw!r} not in {POSITIVE + NEGATIVE}", file=str(file), row=line, field="label"
         )
-    if source == "non_supported_tokens_train":
-        spans = token_spans(claim, rec, file, line)
-        label = int(bool(spans))
-        group = claim_id.split("-")[0]  # sub-claims of one WiCE claim stay together
-    else:
-        label = int(raw in POSITIVE)
-        spans = [(0, len(claim))] if label else []
-        group = claim_id
+    label, spans, group = _target(source, raw, claim, claim_id, rec, file, line)
     k = seen.get(claim_id, 0)
     seen[claim_id] = k + 1
     example_id = f"{source}:{claim_id}" + (f"#{k}" if source == "dev_oracle" else "")
@@ -155,6 +150,18 @@ def _row(source: str, rec: dict, file: Path, line: int, seen: dict[str, int]) ->
         "spans": spans,
         "raw_label": raw,
     }
+
+
+def _target(
+    source: str, raw: str, claim: str, claim_id: str, rec: dict, file: Path, line: int
+) -> tuple[int, list[tuple[int, int]], str]:
+    """A row's label, spans and group (see the module docstring)."""
+    if source == "non_supported_tokens_train":
+        spans = token_spans(claim, rec, file, line)
+        group = claim_id.split("-")[0]  # sub-claims of one WiCE claim stay together
+        return int(bool(spans)), spans, group
+    label = int(raw in POSITIVE)
+    return label, ([(0, len(claim))] if label else []), claim_id
 
 
 def token_spans(claim: str, rec: dict, file: Path, line: int) -> list[tuple[int, int]]:
