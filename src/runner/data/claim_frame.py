@@ -86,45 +86,66 @@ def validate_claim_frame(frame: pd.DataFrame, file: str) -> None:
     claim_label: dict[str, str] = {}
     has_crit = "criticality" in frame.columns
     for row, rec in zip(frame.index, frame.to_dict("records"), strict=True):
-        for column in ("claim_id", "response_id", "claim", *([key] if key != "claim_id" else [])):
-            problem = text_problem(rec[column], allow_empty=False)
-            if problem:
-                raise DataError(problem, file=file, row=row, field=column)
-        for column in ("question", "category"):
-            problem = text_problem(rec[column], allow_empty=True)
-            if problem:
-                raise DataError(problem, file=file, row=row, field=column)
-        problem = passages_problem(rec["passages"])
+        _check_claim_fields(rec, key, has_crit, file, row)
+        _check_claim_unique(rec, key, seen, claim_label, file, row)
+
+
+def _check_claim_fields(rec: dict, key: str, has_crit: bool, file: str, row: Any) -> None:
+    """One row's own fields, in the order the validator documents them."""
+    for column in ("claim_id", "response_id", "claim", *([key] if key != "claim_id" else [])):
+        problem = text_problem(rec[column], allow_empty=False)
         if problem:
-            raise DataError(problem, file=file, row=row, field="passages")
-        if rec["label"] not in SEVERITY:
-            raise DataError(
-                f"label must be one of {LABELS}, got {rec['label']!r}",
-                file=file,
-                row=row,
-                field="label",
-            )
-        if has_crit and not pd.isna(rec["criticality"]):
-            problem = criticality_problem(rec["criticality"])
-            if problem:
-                raise DataError(problem, file=file, row=row, field="criticality")
-        unit = rec[key]
-        if unit in seen:
-            raise DataError(
-                f"duplicate {key} {unit!r} (first at row {seen[unit]})",
-                file=file,
-                row=row,
-                field=key,
-            )
-        seen[unit] = row
-        previous = claim_label.setdefault(rec["claim_id"], rec["label"])
-        if previous != rec["label"]:
-            raise DataError(
-                f"claim {rec['claim_id']!r} has two labels ({previous!r}, {rec['label']!r})",
-                file=file,
-                row=row,
-                field="label",
-            )
+            raise DataError(problem, file=file, row=row, field=column)
+    for column in ("question", "category"):
+        problem = text_problem(rec[column], allow_empty=True)
+        if problem:
+            raise DataError(problem, file=file, row=row, field=column)
+    problem = passages_problem(rec["passages"])
+    if problem:
+        raise DataError(problem, file=file, row=row, field="passages")
+    if rec["label"] not in SEVERITY:
+        raise DataError(
+            f"label must be one of {LABELS}, got {rec['label']!r}",
+            file=file,
+            row=row,
+            field="label",
+        )
+    if has_crit and not pd.isna(rec["criticality"]):
+        problem = criticality_problem(rec["criticality"])
+        if problem:
+            raise DataError(problem, file=file, row=row, field="criticality")
+
+
+def _check_claim_unique(
+    rec: dict,
+    key: str,
+    seen: dict[str, Any],
+    claim_label: dict[str, str],
+    file: str,
+    row: Any,
+) -> None:
+    """A unit occurs once and a claim has one label.
+
+    Records this row in `seen` (first row per unit) and `claim_label` (first label per
+    claim), against which the rows after it are checked.
+    """
+    unit = rec[key]
+    if unit in seen:
+        raise DataError(
+            f"duplicate {key} {unit!r} (first at row {seen[unit]})",
+            file=file,
+            row=row,
+            field=key,
+        )
+    seen[unit] = row
+    previous = claim_label.setdefault(rec["claim_id"], rec["label"])
+    if previous != rec["label"]:
+        raise DataError(
+            f"claim {rec['claim_id']!r} has two labels ({previous!r}, {rec['label']!r})",
+            file=file,
+            row=row,
+            field="label",
+        )
 
 
 def passages_problem(value: Any) -> str | None:

@@ -261,23 +261,12 @@ def responses_from_frame(frame: pd.DataFrame) -> list[Response]:
     missing = [c for c in FRAME_COLUMNS if c not in frame.columns]
     if missing:
         raise DataError(f"claim frame lacks column(s) {missing}", row="header")
-    order: list[str] = []
-    claims: dict[str, list[Claim]] = {}
+    claims: dict[str, list[Claim]] = {}  # in first-appearance order
     meta: dict[str, tuple] = {}
     for rec in frame.itertuples(index=False):
         rid = str(rec.response_id)
-        outcome = None if pd.isna(rec.response_label) else int(rec.response_label)
-        key = (
-            rec.question,
-            rec.answer,
-            rec.as_of,
-            int(rec.n_reviewed),
-            outcome,
-            rec.source,
-            rec.task,
-        )
+        key = _response_key(rec)
         if rid not in claims:
-            order.append(rid)
             claims[rid] = []
             meta[rid] = (key, rec.file, rec.response_row)
         elif meta[rid][0] != key:
@@ -287,43 +276,60 @@ def responses_from_frame(frame: pd.DataFrame) -> list[Response]:
                 file=rec.file or None,
                 row=rec.row or None,
             )
-        dims = list(rec.hri_dimensions)
-        labels = tuple(
-            LabelAssignment(str(name), None if d is None else tuple(str(x) for x in d))
-            for name, d in zip(rec.hri_labels, dims, strict=True)
-        )
-        events = tuple(
-            event_from_mapping(dict(e), f"{rec.claim_id}.feedback") for e in rec.feedback
-        )
-        claims[rid].append(
-            Claim(
-                claim_id=str(rec.local_claim_id),
-                labels=labels,
-                criticality=int(rec.criticality),
-                feedback=events,
-                text=str(rec.claim),
-                passages=tuple(rec.passages),
-                category=str(rec.category),
-                file=str(rec.file),
-                row=str(rec.row),
-            )
-        )
-    out = []
-    for rid in order:
-        (question, answer, as_of, n_rev, outcome, source, task), file, row = meta[rid]
-        out.append(
-            Response(
-                response_id=rid,
-                claims=tuple(claims[rid]),
-                question=question,
-                answer=answer,
-                as_of=None if as_of is None else parse_time(as_of, f"{rid}.as_of"),
-                n_reviewed=n_rev,
-                outcome=outcome,
-                source=source,
-                task=task,
-                file=str(file),
-                row=str(row),
-            )
-        )
-    return out
+        claims[rid].append(_claim_from_row(rec))
+    return [_response_from_meta(rid, tuple(claims[rid]), *meta[rid]) for rid in claims]
+
+
+def _response_key(rec: Any) -> tuple:
+    """The response-level fields a claim row repeats; every claim of a response must agree."""
+    outcome = None if pd.isna(rec.response_label) else int(rec.response_label)
+    return (
+        rec.question,
+        rec.answer,
+        rec.as_of,
+        int(rec.n_reviewed),
+        outcome,
+        rec.source,
+        rec.task,
+    )
+
+
+def _claim_from_row(rec: Any) -> Claim:
+    """The `Claim` of one frame row; its feedback events are checked again on the way."""
+    dims = list(rec.hri_dimensions)
+    labels = tuple(
+        LabelAssignment(str(name), None if d is None else tuple(str(x) for x in d))
+        for name, d in zip(rec.hri_labels, dims, strict=True)
+    )
+    events = tuple(event_from_mapping(dict(e), f"{rec.claim_id}.feedback") for e in rec.feedback)
+    return Claim(
+        claim_id=str(rec.local_claim_id),
+        labels=labels,
+        criticality=int(rec.criticality),
+        feedback=events,
+        text=str(rec.claim),
+        passages=tuple(rec.passages),
+        category=str(rec.category),
+        file=str(rec.file),
+        row=str(rec.row),
+    )
+
+
+def _response_from_meta(
+    rid: str, claims: tuple[Claim, ...], key: tuple, file: Any, row: Any
+) -> Response:
+    """The `Response` of `rid` from its claims and the fields its first claim row carried."""
+    question, answer, as_of, n_rev, outcome, source, task = key
+    return Response(
+        response_id=rid,
+        claims=claims,
+        question=question,
+        answer=answer,
+        as_of=None if as_of is None else parse_time(as_of, f"{rid}.as_of"),
+        n_reviewed=n_rev,
+        outcome=outcome,
+        source=source,
+        task=task,
+        file=str(file),
+        row=str(row),
+    )

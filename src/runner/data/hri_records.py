@@ -105,42 +105,10 @@ def event_from_mapping(raw: Any, where: str) -> FeedbackEvent:
         Naming `where` and the field: unknown keys, a missing or empty validator, an event
         marked not validated, a bad time or severity, validation before the event.
     """
-    if not isinstance(raw, dict):
-        raise ValueError(f"{where}: a feedback event must be a mapping, got {raw!r}")
-    unknown = sorted(set(raw) - set(EVENT_KEYS))
-    if unknown:
-        raise ValueError(f"{where}: unknown key(s) {unknown}; allowed: {list(EVENT_KEYS)}")
-    if "validated" in raw and raw["validated"] is not True:
-        raise ValueError(
-            f"{where}.validated: only validated feedback may be scored (seed 001, "
-            f"V.A), got validated={raw['validated']!r}"
-        )
-    who = raw.get("validated_by")
-    if not isinstance(who, str) or not who.strip():
-        raise ValueError(
-            f"{where}.validated_by: feedback without validation is not scored; "
-            "name the reviewer, source check or adjudication that confirmed it"
-        )
-    if "at" not in raw:
-        raise ValueError(f"{where}.at: missing event time")
-    at = parse_time(raw["at"], f"{where}.at")
-    validated_at = None
-    if raw.get("validated_at") is not None:
-        validated_at = parse_time(raw["validated_at"], f"{where}.validated_at")
-        if validated_at < at:
-            raise ValueError(
-                f"{where}.validated_at: validated ({validated_at.isoformat()}) "
-                f"before the event happened ({at.isoformat()})"
-            )
-    severity = raw.get("severity")
-    if severity is not None:
-        if (
-            isinstance(severity, bool)
-            or not isinstance(severity, (int, float))
-            or not (0 <= severity <= 1)
-        ):
-            raise ValueError(f"{where}.severity: must be a number in [0, 1], got {severity!r}")
-        severity = float(severity)
+    _check_event_keys(raw, where)
+    who = _event_validator(raw, where)
+    at, validated_at = _event_times(raw, where)
+    severity = _event_severity(raw, where)
     resolved = raw.get("resolved", False)
     if not isinstance(resolved, bool):
         raise ValueError(f"{where}.resolved: must be true or false, got {resolved!r}")
@@ -155,6 +123,61 @@ def event_from_mapping(raw: Any, where: str) -> FeedbackEvent:
         validated_at=validated_at,
         note=note,
     )
+
+
+def _check_event_keys(raw: Any, where: str) -> None:
+    """An event is a mapping of known keys: a typo must not silently drop a field."""
+    if not isinstance(raw, dict):
+        raise ValueError(f"{where}: a feedback event must be a mapping, got {raw!r}")
+    unknown = sorted(set(raw) - set(EVENT_KEYS))
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {unknown}; allowed: {list(EVENT_KEYS)}")
+
+
+def _event_validator(raw: dict, where: str) -> str:
+    """Who validated the event (unstripped): only validated feedback is scored (seed 001, V.A)."""
+    if "validated" in raw and raw["validated"] is not True:
+        raise ValueError(
+            f"{where}.validated: only validated feedback may be scored (seed 001, "
+            f"V.A), got validated={raw['validated']!r}"
+        )
+    who = raw.get("validated_by")
+    if not isinstance(who, str) or not who.strip():
+        raise ValueError(
+            f"{where}.validated_by: feedback without validation is not scored; "
+            "name the reviewer, source check or adjudication that confirmed it"
+        )
+    return who
+
+
+def _event_times(raw: dict, where: str) -> tuple[datetime, datetime | None]:
+    """The event time and validation time; a validation cannot precede its event."""
+    if "at" not in raw:
+        raise ValueError(f"{where}.at: missing event time")
+    at = parse_time(raw["at"], f"{where}.at")
+    validated_at = None
+    if raw.get("validated_at") is not None:
+        validated_at = parse_time(raw["validated_at"], f"{where}.validated_at")
+        if validated_at < at:
+            raise ValueError(
+                f"{where}.validated_at: validated ({validated_at.isoformat()}) "
+                f"before the event happened ({at.isoformat()})"
+            )
+    return at, validated_at
+
+
+def _event_severity(raw: dict, where: str) -> float | None:
+    """q_j as a float in [0, 1], or None for the configured default severity."""
+    severity = raw.get("severity")
+    if severity is not None:
+        if (
+            isinstance(severity, bool)
+            or not isinstance(severity, (int, float))
+            or not (0 <= severity <= 1)
+        ):
+            raise ValueError(f"{where}.severity: must be a number in [0, 1], got {severity!r}")
+        severity = float(severity)
+    return severity
 
 
 @dataclass(frozen=True)
@@ -251,25 +274,58 @@ def claim_from_mapping(raw: Any, file: str, row: str) -> Claim:
     DataError
         Naming `file`, `row` and the field.
     """
-    if not isinstance(raw, dict):
-        raise DataError(f"a claim must be a mapping, got {raw!r}", file=file, row=row)
-    unknown = sorted(set(raw) - set(CLAIM_KEYS))
-    if unknown:
-        raise DataError(
-            f"unknown key(s) {unknown}; allowed: {list(CLAIM_KEYS)}", file=file, row=row
-        )
-    cid = raw.get("claim_id")
-    if isinstance(cid, bool) or not isinstance(cid, (str, int)) or not str(cid).strip():
-        raise DataError(
-            f"claim_id must be a non-empty string or integer, got {cid!r}",
-            file=file,
-            row=row,
-            field="claim_id",
-        )
-    cid = str(cid).strip()
+    _check_keys(raw, "claim", CLAIM_KEYS, file, row)
+    cid = _record_id(raw, "claim_id", file, row)
     labels = _labels_from_raw(raw.get("labels"), cid, file, row)
     crit = raw.get("criticality", 1)
     _check_criticality(crit, cid, file, row)
+    events = _claim_feedback(raw, cid, file, row)
+    text = raw.get("text", "")
+    if not isinstance(text, str):
+        raise DataError(f"claim {cid!r}: text must be a string", file=file, row=row, field="text")
+    passages = _claim_passages(raw, cid, file, row)
+    category = raw.get("category", "") or ""
+    if not isinstance(category, str):
+        raise DataError(
+            f"claim {cid!r}: category must be a string", file=file, row=row, field="category"
+        )
+    return Claim(
+        claim_id=cid,
+        labels=labels,
+        criticality=int(crit),
+        feedback=events,
+        text=text,
+        passages=tuple(passages),
+        category=category,
+        file=file,
+        row=row,
+    )
+
+
+def _check_keys(raw: Any, kind: str, allowed: tuple[str, ...], file: str, row: str) -> None:
+    """A `kind` entry is a mapping of `allowed` keys: a typo must not be ignored."""
+    if not isinstance(raw, dict):
+        raise DataError(f"a {kind} must be a mapping, got {raw!r}", file=file, row=row)
+    unknown = sorted(set(raw) - set(allowed))
+    if unknown:
+        raise DataError(f"unknown key(s) {unknown}; allowed: {list(allowed)}", file=file, row=row)
+
+
+def _record_id(raw: dict, key: str, file: str, row: str) -> str:
+    """``raw[key]`` as a stripped string id; YAML may read an id as an integer."""
+    value = raw.get(key)
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
+        raise DataError(
+            f"{key} must be a non-empty string or integer, got {value!r}",
+            file=file,
+            row=row,
+            field=key,
+        )
+    return str(value).strip()
+
+
+def _claim_feedback(raw: dict, cid: str, file: str, row: str) -> tuple[FeedbackEvent, ...]:
+    """The claim's feedback events, each bad one named by its position in the list."""
     events_raw = raw.get("feedback", []) or []
     if not isinstance(events_raw, list):
         raise DataError(
@@ -286,9 +342,11 @@ def claim_from_mapping(raw: Any, file: str, row: str) -> Claim:
             raise DataError(
                 f"claim {cid!r}: {exc}", file=file, row=row, field=f"feedback[{j}]"
             ) from exc
-    text = raw.get("text", "")
-    if not isinstance(text, str):
-        raise DataError(f"claim {cid!r}: text must be a string", file=file, row=row, field="text")
+    return tuple(events)
+
+
+def _claim_passages(raw: dict, cid: str, file: str, row: str) -> list[str]:
+    """The claim's passages (default none): a list of strings."""
     passages = raw.get("passages", []) or []
     if not isinstance(passages, list) or not all(isinstance(p, str) for p in passages):
         raise DataError(
@@ -297,22 +355,7 @@ def claim_from_mapping(raw: Any, file: str, row: str) -> Claim:
             row=row,
             field="passages",
         )
-    category = raw.get("category", "") or ""
-    if not isinstance(category, str):
-        raise DataError(
-            f"claim {cid!r}: category must be a string", file=file, row=row, field="category"
-        )
-    return Claim(
-        claim_id=cid,
-        labels=labels,
-        criticality=int(crit),
-        feedback=tuple(events),
-        text=text,
-        passages=tuple(passages),
-        category=category,
-        file=file,
-        row=row,
-    )
+    return passages
 
 
 def response_from_mapping(raw: Any, file: str, row: str) -> Response:
@@ -328,67 +371,13 @@ def response_from_mapping(raw: Any, file: str, row: str) -> Response:
     DataError
         Naming `file`, `row` (e.g. ``responses[0].claims[2]``) and the field.
     """
-    if not isinstance(raw, dict):
-        raise DataError(f"a response must be a mapping, got {raw!r}", file=file, row=row)
-    unknown = sorted(set(raw) - set(RESPONSE_KEYS))
-    if unknown:
-        raise DataError(
-            f"unknown key(s) {unknown}; allowed: {list(RESPONSE_KEYS)}", file=file, row=row
-        )
-    rid = raw.get("response_id")
-    if isinstance(rid, bool) or not isinstance(rid, (str, int)) or not str(rid).strip():
-        raise DataError(
-            f"response_id must be a non-empty string or integer, got {rid!r}",
-            file=file,
-            row=row,
-            field="response_id",
-        )
-    rid = str(rid).strip()
-    texts = {}
-    for key in ("question", "answer", "source", "task"):
-        value = raw.get(key, "") or ""
-        if not isinstance(value, str):
-            raise DataError(
-                f"response {rid!r}: {key} must be a string, got {value!r}",
-                file=file,
-                row=row,
-                field=key,
-            )
-        texts[key] = value
-    as_of = None
-    if raw.get("as_of") is not None:
-        try:
-            as_of = parse_time(raw["as_of"], "as_of")
-        except ValueError as exc:
-            raise DataError(f"response {rid!r}: {exc}", file=file, row=row, field="as_of") from exc
-    n_rev = raw.get("n_reviewed", 0)
-    if isinstance(n_rev, bool) or not isinstance(n_rev, int) or n_rev < 0:
-        raise DataError(
-            f"response {rid!r}: n_reviewed must be an integer >= 0, got {n_rev!r}",
-            file=file,
-            row=row,
-            field="n_reviewed",
-        )
-    outcome = raw.get("outcome")
-    if outcome is not None and (isinstance(outcome, bool) or outcome not in (0, 1)):
-        raise DataError(
-            f"response {rid!r}: outcome must be 0, 1 or null (1 = hallucinated), got {outcome!r}",
-            file=file,
-            row=row,
-            field="outcome",
-        )
-    claims_raw = raw.get("claims")
-    if not isinstance(claims_raw, list) or not claims_raw:
-        raise DataError(
-            f"response {rid!r}: claims must be a non-empty list (a response "
-            "without claims has no HRI)",
-            file=file,
-            row=row,
-            field="claims",
-        )
-    claims = tuple(
-        claim_from_mapping(c, file, f"{row}.claims[{i}]") for i, c in enumerate(claims_raw)
-    )
+    _check_keys(raw, "response", RESPONSE_KEYS, file, row)
+    rid = _record_id(raw, "response_id", file, row)
+    texts = _response_texts(raw, rid, file, row)
+    as_of = _response_as_of(raw, rid, file, row)
+    n_rev = _response_n_reviewed(raw, rid, file, row)
+    outcome = _response_outcome(raw, rid, file, row)
+    claims = _response_claims(raw, rid, file, row)
     response = Response(
         response_id=rid,
         claims=claims,
@@ -406,7 +395,76 @@ def response_from_mapping(raw: Any, file: str, row: str) -> Response:
     return response
 
 
+def _response_texts(raw: dict, rid: str, file: str, row: str) -> dict[str, str]:
+    """The optional text fields (question, answer, source, task), "" when absent or null."""
+    texts = {}
+    for key in ("question", "answer", "source", "task"):
+        value = raw.get(key, "") or ""
+        if not isinstance(value, str):
+            raise DataError(
+                f"response {rid!r}: {key} must be a string, got {value!r}",
+                file=file,
+                row=row,
+                field=key,
+            )
+        texts[key] = value
+    return texts
+
+
+def _response_as_of(raw: dict, rid: str, file: str, row: str) -> datetime | None:
+    """The scoring time feedback ages are measured against, or None."""
+    if raw.get("as_of") is None:
+        return None
+    try:
+        return parse_time(raw["as_of"], "as_of")
+    except ValueError as exc:
+        raise DataError(f"response {rid!r}: {exc}", file=file, row=row, field="as_of") from exc
+
+
+def _response_n_reviewed(raw: dict, rid: str, file: str, row: str) -> int:
+    """N_reviewed of the s_H formula: an integer >= 0 (default 0)."""
+    n_rev = raw.get("n_reviewed", 0)
+    if isinstance(n_rev, bool) or not isinstance(n_rev, int) or n_rev < 0:
+        raise DataError(
+            f"response {rid!r}: n_reviewed must be an integer >= 0, got {n_rev!r}",
+            file=file,
+            row=row,
+            field="n_reviewed",
+        )
+    return n_rev
+
+
+def _response_outcome(raw: dict, rid: str, file: str, row: str) -> Any:
+    """The known outcome as given (0, 1 or None); a bool is refused, not read as 0/1."""
+    outcome = raw.get("outcome")
+    if outcome is not None and (isinstance(outcome, bool) or outcome not in (0, 1)):
+        raise DataError(
+            f"response {rid!r}: outcome must be 0, 1 or null (1 = hallucinated), got {outcome!r}",
+            file=file,
+            row=row,
+            field="outcome",
+        )
+    return outcome
+
+
+def _response_claims(raw: dict, rid: str, file: str, row: str) -> tuple[Claim, ...]:
+    """The response's claims, each named by its position (``<row>.claims[i]``)."""
+    claims_raw = raw.get("claims")
+    if not isinstance(claims_raw, list) or not claims_raw:
+        raise DataError(
+            f"response {rid!r}: claims must be a non-empty list (a response "
+            "without claims has no HRI)",
+            file=file,
+            row=row,
+            field="claims",
+        )
+    return tuple(
+        claim_from_mapping(c, file, f"{row}.claims[{i}]") for i, c in enumerate(claims_raw)
+    )
+
+
 def _labels_from_raw(raw: Any, cid: str, file: str, row: str) -> tuple[LabelAssignment, ...]:
+    """The claim's labels (a single name is a list of one), each label at most once."""
     if isinstance(raw, str):
         raw = [raw]
     if not isinstance(raw, list) or not raw:
@@ -416,48 +474,7 @@ def _labels_from_raw(raw: Any, cid: str, file: str, row: str) -> tuple[LabelAssi
             row=row,
             field="labels",
         )
-    out = []
-    for j, item in enumerate(raw):
-        where = f"labels[{j}]"
-        if isinstance(item, str):
-            name, dims = item, None
-        elif isinstance(item, dict):
-            extra = sorted(set(item) - {"label", "dimensions"})
-            if extra or "label" not in item:
-                raise DataError(
-                    f"claim {cid!r}: a label mapping has keys 'label' and optional "
-                    f"'dimensions', got {sorted(item)}",
-                    file=file,
-                    row=row,
-                    field=where,
-                )
-            name, dims = item["label"], item.get("dimensions")
-            if dims is not None:
-                if isinstance(dims, str):
-                    dims = [dims]
-                if (
-                    not isinstance(dims, list)
-                    or not dims
-                    or not all(isinstance(d, str) for d in dims)
-                ):
-                    raise DataError(
-                        f"claim {cid!r}: dimensions must be a non-empty list of "
-                        f"dimension names, got {dims!r}",
-                        file=file,
-                        row=row,
-                        field=where,
-                    )
-                dims = tuple(d.strip().upper() for d in dims)
-        else:
-            raise DataError(
-                f"claim {cid!r}: a label is a name or a mapping, got {item!r}",
-                file=file,
-                row=row,
-                field=where,
-            )
-        if not isinstance(name, str) or not name.strip():
-            raise DataError(f"claim {cid!r}: empty label name", file=file, row=row, field=where)
-        out.append(LabelAssignment(name.strip().upper(), dims))
+    out = [_label_from_item(item, f"labels[{j}]", cid, file, row) for j, item in enumerate(raw)]
     names = [a.label for a in out]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
@@ -468,6 +485,52 @@ def _labels_from_raw(raw: Any, cid: str, file: str, row: str) -> tuple[LabelAssi
             field="labels",
         )
     return tuple(out)
+
+
+def _label_from_item(item: Any, where: str, cid: str, file: str, row: str) -> LabelAssignment:
+    """One label: a name, or a ``{label, dimensions}`` mapping; the name upper-cased."""
+    if isinstance(item, str):
+        name, dims = item, None
+    elif isinstance(item, dict):
+        extra = sorted(set(item) - {"label", "dimensions"})
+        if extra or "label" not in item:
+            raise DataError(
+                f"claim {cid!r}: a label mapping has keys 'label' and optional "
+                f"'dimensions', got {sorted(item)}",
+                file=file,
+                row=row,
+                field=where,
+            )
+        name = item["label"]
+        dims = _label_dimensions(item.get("dimensions"), where, cid, file, row)
+    else:
+        raise DataError(
+            f"claim {cid!r}: a label is a name or a mapping, got {item!r}",
+            file=file,
+            row=row,
+            field=where,
+        )
+    if not isinstance(name, str) or not name.strip():
+        raise DataError(f"claim {cid!r}: empty label name", file=file, row=row, field=where)
+    return LabelAssignment(name.strip().upper(), dims)
+
+
+def _label_dimensions(
+    dims: Any, where: str, cid: str, file: str, row: str
+) -> tuple[str, ...] | None:
+    """A label's dimensions upper-cased (a single name is a list of one), or None."""
+    if dims is None:
+        return None
+    if isinstance(dims, str):
+        dims = [dims]
+    if not isinstance(dims, list) or not dims or not all(isinstance(d, str) for d in dims):
+        raise DataError(
+            f"claim {cid!r}: dimensions must be a non-empty list of dimension names, got {dims!r}",
+            file=file,
+            row=row,
+            field=where,
+        )
+    return tuple(d.strip().upper() for d in dims)
 
 
 def _check_criticality(crit: Any, cid: str, file: str, row: int | str) -> None:

@@ -16,7 +16,7 @@ dropped, counted, listed in ``info["skipped"]`` and logged (`runner.data.row_iss
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -62,50 +62,69 @@ def find_row_problems(
         Per-row checks (ids, text fields, label, spans) first; duplicate ``example_id`` is
         then checked among the rows without other problems, the first occurrence kept.
     """
-    found: list[tuple[int, RowIssue]] = []
 
-    def add(pos: int, column: str, reason: str) -> None:
-        found.append((pos, RowIssue(str(files[pos]), plain_row(rows[pos]), column, reason)))
+    def issue(pos: int, column: str, reason: str) -> tuple[int, RowIssue]:
+        return (pos, RowIssue(str(files[pos]), plain_row(rows[pos]), column, reason))
 
     columns = {c: frame[c].tolist() for c in REQUIRED_COLUMNS}
-    answers = columns["answer"]
     spans = frame["spans"].tolist() if "spans" in frame.columns else None
-    for pos in range(len(frame)):
-        for column in _ID_COLUMNS:
-            reason = text_problem(columns[column][pos], allow_empty=False)
-            if reason:
-                add(pos, column, reason)
-        reason = text_problem(columns["question"][pos], allow_empty=True)
-        if reason:
-            add(pos, "question", reason)
-        for column in _NON_EMPTY_TEXT:
-            reason = text_problem(columns[column][pos], allow_empty=False)
-            if reason:
-                add(pos, column, reason)
-        reason = _label_problem(columns["label"][pos])
-        if reason:
-            add(pos, "label", reason)
-        if spans is not None and isinstance(answers[pos], str):
-            reason = span_problem(spans[pos], answers[pos])
-            if reason:
-                add(pos, "spans", reason)
-
+    found = [
+        issue(pos, column, reason)
+        for pos in range(len(frame))
+        for column, reason in _field_problems(columns, spans, pos)
+    ]
     bad = {pos for pos, _ in found}
+    for pos, reason in _duplicate_ids(columns["example_id"], bad, files, rows):
+        found.append(issue(pos, "example_id", reason))
+    found.sort(key=lambda item: item[0])
+    return found
+
+
+def _field_problems(
+    columns: dict[str, list], spans: list | None, pos: int
+) -> Iterator[tuple[str, str]]:
+    """(column, reason) for each problem of the row at `pos`, in the order checked."""
+    for column in _ID_COLUMNS:
+        reason = text_problem(columns[column][pos], allow_empty=False)
+        if reason:
+            yield column, reason
+    reason = text_problem(columns["question"][pos], allow_empty=True)
+    if reason:
+        yield "question", reason
+    for column in _NON_EMPTY_TEXT:
+        reason = text_problem(columns[column][pos], allow_empty=False)
+        if reason:
+            yield column, reason
+    reason = _label_problem(columns["label"][pos])
+    if reason:
+        yield "label", reason
+    answer = columns["answer"][pos]
+    if spans is not None and isinstance(answer, str):
+        reason = span_problem(spans[pos], answer)
+        if reason:
+            yield "spans", reason
+
+
+def _duplicate_ids(
+    ids: list, bad: set[int], files: Sequence[str], rows: Sequence[int | str]
+) -> Iterator[tuple[int, str]]:
+    """(position, reason) for each repeat of an ``example_id`` among the rows not in `bad`.
+
+    Rows with other problems are left out, so a bad row never makes a later good one a
+    duplicate; the first occurrence is the one kept.
+    """
     first_seen: dict[str, int] = {}
-    for pos, value in enumerate(columns["example_id"]):
+    for pos, value in enumerate(ids):
         if pos in bad:
             continue
         if value in first_seen:
             first = first_seen[value]
-            add(
+            yield (
                 pos,
-                "example_id",
                 f"duplicate example_id {value!r} (first at file {files[first]}, row {rows[first]})",
             )
         else:
             first_seen[value] = pos
-    found.sort(key=lambda item: item[0])
-    return found
 
 
 def validate_response_frame(frame: pd.DataFrame, file: str) -> None:
