@@ -132,22 +132,7 @@ class VerifierCost(Study, name="rq4_verifier_cost", titles=TITLES, paper=PAPER):
                 "example_ids": sample["example_id"].tolist(),
             },
         }
-        accurate: list[str] = []
-        for name, verifier in verifiers.items():
-            log.info("verifier %s: %s weights, %s", name, verifier.weights, verifier.precision_name)
-            info, _ = time_scoring(
-                verifier, sample, repeats=params.timing_repeats, warmup=params.timing_warmup
-            )
-            if verifier.weights == "pretrained":
-                risk, stats = score_in_chunks(
-                    verifier, data.frame, params.score_chunk, run.progress
-                )
-                by_id = pd.Series(risk, index=data.frame["example_id"].to_numpy())
-                scores[name] = by_id.reindex(scores["example_id"].to_numpy()).to_numpy()
-                info["all_rows_truncation"] = stats.to_dict()
-                accurate.append(name)
-            runtime["verifiers"][name] = info
-            verifier.release()  # the next verifier's peak memory does not include this one
+        accurate = self._score_verifiers(verifiers, data, scores, sample, runtime, run)
 
         stats = scopes.bootstrap_scopes(scores, [*params.gates, *accurate], self.bootstrap)
         result = StudyResult(scores=scores, titles=dict(TITLES), runtime=runtime)
@@ -174,6 +159,29 @@ class VerifierCost(Study, name="rq4_verifier_cost", titles=TITLES, paper=PAPER):
         scopes.add_bootstrap_info(result, stats)
         result.tags.update(_tags(verifiers))
         return result
+
+    def _score_verifiers(
+        self, verifiers: dict, data: Any, scores: Any, sample: Any, runtime: dict, run: Any
+    ) -> list[str]:
+        """Time every verifier on the sample; score every row with those that have their
+        pretrained weights (their columns go into ``scores``). Returns their names."""
+        params, accurate = self.params, []
+        for name, verifier in verifiers.items():
+            log.info("verifier %s: %s weights, %s", name, verifier.weights, verifier.precision_name)
+            info, _ = time_scoring(
+                verifier, sample, repeats=params.timing_repeats, warmup=params.timing_warmup
+            )
+            if verifier.weights == "pretrained":
+                risk, stats = score_in_chunks(
+                    verifier, data.frame, params.score_chunk, run.progress
+                )
+                by_id = pd.Series(risk, index=data.frame["example_id"].to_numpy())
+                scores[name] = by_id.reindex(scores["example_id"].to_numpy()).to_numpy()
+                info["all_rows_truncation"] = stats.to_dict()
+                accurate.append(name)
+            runtime["verifiers"][name] = info
+            verifier.release()  # the next verifier's peak memory does not include this one
+        return accurate
 
     @classmethod
     def figures(cls, cells: pd.DataFrame) -> dict[str, Any]:
