@@ -212,15 +212,7 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
     name and the manifest.
     """
     from runner import tracking
-    from runner.reporting import (
-        RunFolder,
-        RunInfo,
-        git_state,
-        publish,
-        remove_abandoned,
-        write_files_and_documents,
-        write_outputs,
-    )
+    from runner.reporting import RunFolder, RunInfo, git_state
 
     cfg = with_schemas(cfg)  # typed once: the study, the data and the manifest read the same
     study = check_config(cfg)
@@ -241,54 +233,86 @@ def run(cfg: DictConfig, overrides: list[str] | None = None) -> RunOutcome:
     )
     folder = RunFolder.planned(Path(cfg.paths.output_dir))
     info = RunInfo(run_id=folder.run_id, overrides=overrides, git=git)
-    tracking_uri = store.uri if store is not None else None
-    tracked = None
-    result = None
-    published = False
+    attempt = _Attempt(cfg, study, record, context, folder, info)
     # from the folder on, SIGTERM / SIGHUP stop the run as Ctrl-C does: the except below
     # removes the folder and ends the MLflow run KILLED (`runner.interrupts`)
     with signals_as_interrupts():
         try:
-            folder.make()
-            for gone in remove_abandoned(folder.exp_dir):
-                log.info("removed %s: the run writing it was killed", gone)
-            tracked = tracking.start_run(record, folder.run_dir, overrides, store=store)
-            run_id = tracked.run_id if tracked else None
-            info.mlflow_run_id = run_id
-            started = time.perf_counter()
-            data = load_data(cfg, tracking_uri=tracking_uri)
-            if tracked:
-                tracked.log_input(data)
-            result = study.run(data, context)
-            result.runtime.setdefault("study_seconds", round(time.perf_counter() - started, 3))
-            manifest = write_outputs(
-                record,
-                result,
-                data,
-                folder.tmp_dir,
-                figures=study.figures,
-                run_info=info,
-                parts=model_parts(study),
-            )
-            write_files_and_documents(result, study.documents, folder.tmp_dir)
-            tracking.hand_over(tracking_uri, result, run_id, folder.tmp_dir)
-            run_dir = publish(folder, keep_runs=keep_runs)
-            published = True
-            if tracked:
-                tracked.finish(result, run_dir, manifest)
+            run_dir = attempt.run(keep_runs)
         except BaseException as exc:
-            folder.discard()
-            if not published:  # nothing of the run stays: neither do its trace assessments
-                tracking.take_back(result)
-            if tracked:
-                try:
-                    tracked.fail(exc)
-                except Exception as track_exc:  # keep the study's error in front
-                    log.error("could not mark MLflow run %s failed: %s", tracked.run_id, track_exc)
+            attempt.abandon(exc)
             raise
     return RunOutcome(
-        result=result, output_dir=run_dir, mlflow_run_id=info.mlflow_run_id, run_id=info.run_id
-    )
+        result=attempt.result, output_dir=run_dir, mlflow_run_id=info.mlflow_run_id,
+        run_id=info.run_id,
+    )  # fmt: skip
+
+
+@dataclass
+class _Attempt:
+    """One attempt at a run, from its folder on: what it has done so far, so that a
+    failure undoes exactly that (`abandon`)."""
+
+    cfg: DictConfig
+    study: Study
+    record: Any
+    context: RunContext
+    folder: Any
+    info: Any
+    tracked: Any = None
+    result: StudyResult | None = None
+    published: bool = False
+
+    def run(self, keep_runs: int | None) -> Path:
+        """Load, run the study, write its outputs, publish the folder; the run folder."""
+        from runner import tracking
+        from runner.reporting import (
+            publish,
+            remove_abandoned,
+            write_files_and_documents,
+            write_outputs,
+        )
+
+        folder, store, study = self.folder, self.context.tracking, self.study
+        tracking_uri = store.uri if store is not None else None
+        folder.make()
+        for gone in remove_abandoned(folder.exp_dir):
+            log.info("removed %s: the run writing it was killed", gone)
+        overrides = list(self.context.overrides)
+        self.tracked = tracking.start_run(self.record, folder.run_dir, overrides, store=store)
+        run_id = self.tracked.run_id if self.tracked else None
+        self.info.mlflow_run_id = run_id
+        started = time.perf_counter()
+        data = load_data(self.cfg, tracking_uri=tracking_uri)
+        if self.tracked:
+            self.tracked.log_input(data)
+        result = self.result = study.run(data, self.context)
+        result.runtime.setdefault("study_seconds", round(time.perf_counter() - started, 3))
+        manifest = write_outputs(
+            self.record, result, data, folder.tmp_dir, figures=study.figures,
+            run_info=self.info, parts=model_parts(study),
+        )  # fmt: skip
+        write_files_and_documents(result, study.documents, folder.tmp_dir)
+        tracking.hand_over(tracking_uri, result, run_id, folder.tmp_dir)
+        run_dir = publish(folder, keep_runs=keep_runs)
+        self.published = True
+        if self.tracked:
+            self.tracked.finish(result, run_dir, manifest)
+        return run_dir
+
+    def abandon(self, exc: BaseException) -> None:
+        """Undo what the attempt did: its folder, its trace assessments (unless published)
+        and its MLflow run, which ends FAILED (or KILLED) with ``exc``."""
+        from runner import tracking
+
+        self.folder.discard()
+        if not self.published:  # nothing of the run stays: neither do its trace assessments
+            tracking.take_back(self.result)
+        if self.tracked:
+            try:
+                self.tracked.fail(exc)
+            except Exception as track_exc:  # keep the study's error in front
+                log.error("could not mark MLflow run %s failed: %s", self.tracked.run_id, track_exc)
 
 
 def model_parts(study: Study) -> dict[str, Any]:
