@@ -13,7 +13,9 @@ in this order, and its bets stay valid only in an order not chosen from the labe
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -39,110 +41,182 @@ def load_audit_labels(
     label_column: str = "label",
     name: str = "audit_labels",
 ) -> LoadedData:
-    """Audit labels joined onto the routed decisions they judge.
+    """Audit labels joined onto the routed decisions they judge, in audit order (``name``
+    as in `runner.data.base`).
 
-    Parameters
-    ----------
-    decisions : str
-        ``decisions.parquet`` written by the route experiment.
-    labels : str
-        ``.jsonl`` / ``.csv`` / ``.parquet`` with an id and a label per audited row (label
-        spellings as in the rag_file format); other columns are ignored.
-    scope : {"marked", "accepted"}
-        Which rows may be labelled: only those the route run marked for audit (default;
-        the random sample the interval assumes), or any accepted row.
+    ``decisions`` is the ``decisions.parquet`` written by the route experiment; ``labels``
+    a ``.jsonl`` / ``.csv`` / ``.parquet`` with an id (``id_column``) and a label
+    (``label_column``, spellings as in the rag_file format) per audited row; other columns
+    are ignored. ``scope`` says which rows may be labelled: ``"marked"`` (default) only
+    those the route run marked for audit (the random sample the interval assumes),
+    ``"accepted"`` any accepted row.
 
-    Returns
-    -------
-    LoadedData
-        Frame ``id, label, risk, model, label_row`` (the labels file's row, for messages)
-        in the order of the decisions file; ``info["label_source"]`` names the labels file
-        and its label field.
-
-    Raises
-    ------
-    DataError
-        A label that does not parse, an id not in the decisions, a row outside `scope`,
-        or a duplicate id, naming file, row and field.
+    The frame is ``id, label, risk, model, label_row`` (the labels file's row, for
+    messages) in the order of the decisions file; ``info`` holds ``labelled``,
+    ``marked_rows``, ``accepted_rows``, ``models``, ``scope`` and ``label_source`` (the
+    labels file and its label field). A label that does not parse, an id not in the
+    decisions, a row outside ``scope`` or a duplicate id is a `DataError` naming file, row
+    and field.
     """
+    _check_settings(scope)
+    dec_path, lab_path = _locate(decisions, labels)
+    routed = _read_decisions(dec_path)
+    records, rows = read_records(lab_path, IssueLog(skip_invalid=False))
+    out = _map(records, rows, routed, scope, id_column, label_column, lab_path)
+    frame = _in_audit_order(pd.DataFrame(out), routed.frame["id"])
+    params = {"scope": scope, "id_column": id_column, "label_column": label_column}
+    return _record(frame, routed, lab_path, scope, label_column, params, name)
+
+
+@dataclass(frozen=True)
+class _Decisions:
+    """The route run's decisions, by id, and the column that says whether a row was
+    accepted."""
+
+    path: Path
+    frame: pd.DataFrame
+    by_id: pd.DataFrame
+    accepted: str
+
+
+def _check_settings(scope: str) -> None:
+    """Refuse an unknown ``scope`` before any file is read."""
     if scope not in SCOPES:
         raise ConfigError(f"dataset.scope={scope!r}: one of {SCOPES}")
+
+
+def _locate(decisions: str, labels: str) -> tuple[Path, Path]:
+    """The decisions and labels files; a missing one, or a labels file of another
+    extension, fails here."""
     dec_path, lab_path = Path(decisions).expanduser(), Path(labels).expanduser()
     for path in (dec_path, lab_path):
         if not path.is_file():
             raise DataNotFoundError(f"{path} not found")
     if lab_path.suffix.lower() not in (".jsonl", ".csv", ".parquet"):
         raise ConfigError(f"dataset.labels={labels!r}: extension .jsonl, .csv or .parquet")
+    return dec_path, lab_path
+
+
+def _read_decisions(dec_path: Path) -> _Decisions:
+    """The decisions file, refused when it lacks a column the join needs."""
     routed = pd.read_parquet(dec_path)
     for column in ("id", "decision", "audit", "model"):
         if column not in routed.columns:
             raise DataError("not a decisions file", file=str(dec_path), row="header", field=column)
-    by_id = routed.set_index("id")
     # a cascade's route accepts through its final decision (the verifier's accepts too)
     accepted = "final_decision" if "final_decision" in routed.columns else "decision"
-    records, rows = read_records(lab_path, IssueLog(skip_invalid=False))
+    return _Decisions(dec_path, routed, routed.set_index("id"), accepted)
+
+
+def _map(
+    records: list[dict],
+    rows: list[int],
+    routed: _Decisions,
+    scope: str,
+    id_column: str,
+    label_column: str,
+    lab_path: Path,
+) -> list[dict]:
+    """One row per label, in the labels file's order; any bad row fails, naming it."""
     out, seen = [], {}
     for row, rec in zip(rows, records, strict=True):
-        ident = as_id(rec.get(id_column))
-        if not isinstance(ident, str) or ident not in by_id.index:
-            raise DataError(
-                f"id {ident!r} is not in the decisions file {dec_path}",
-                file=str(lab_path),
-                row=row,
-                field=id_column,
-            )
-        if ident in seen:
-            raise DataError(
-                f"duplicate id {ident!r} (first at row {seen[ident]})",
-                file=str(lab_path),
-                row=row,
-                field=id_column,
-            )
+        ident = _new_id(rec.get(id_column), row, seen, routed, id_column, lab_path)
         seen[ident] = row
-        decision, marked = by_id.at[ident, accepted], bool(by_id.at[ident, "audit"])
-        if decision != "accept" or (scope == "marked" and not marked):
-            what = "accepted" if decision != "accept" else "marked for audit"
-            pool = "the marked sample" if scope == "marked" else "accepted rows"
-            raise DataError(
-                f"row {ident!r} was not {what} ({accepted} {decision!r}); the audit estimates "
-                f"the accepted risk from {pool} (dataset.scope={scope})",
-                file=str(lab_path),
-                row=row,
-                field=id_column,
-            )
-        label = parse_label(rec.get(label_column))
-        if label is None:
-            raise DataError(
-                f"label must be 1/0, true/false, hallucinated/faithful or FAIL/PASS, got "
-                f"{rec.get(label_column)!r}",
-                file=str(lab_path),
-                row=row,
-                field=label_column,
-            )
+        _check_scope(ident, row, routed, scope, id_column, lab_path)
         out.append(
             {
                 "id": ident,
-                "label": label,
-                "risk": float(by_id.at[ident, "risk"]),
-                "model": str(by_id.at[ident, "model"]),
+                "label": _label(rec.get(label_column), row, label_column, lab_path),
+                "risk": float(routed.by_id.at[ident, "risk"]),
+                "model": str(routed.by_id.at[ident, "model"]),
                 "label_row": row,
             }
         )
     if not out:
         raise DataError("no audit labels", file=str(lab_path))
-    frame = _in_audit_order(pd.DataFrame(out), routed["id"])
-    params = {"scope": scope, "id_column": id_column, "label_column": label_column}
-    digest = fingerprint_files([dec_path, lab_path])
+    return out
+
+
+def _new_id(
+    value: Any,
+    row: int,
+    seen: dict[str, int],
+    routed: _Decisions,
+    id_column: str,
+    lab_path: Path,
+) -> str:
+    """The row's id: one of the decisions' ids, not labelled before in this file."""
+    ident = as_id(value)
+    if not isinstance(ident, str) or ident not in routed.by_id.index:
+        raise DataError(
+            f"id {ident!r} is not in the decisions file {routed.path}",
+            file=str(lab_path),
+            row=row,
+            field=id_column,
+        )
+    if ident in seen:
+        raise DataError(
+            f"duplicate id {ident!r} (first at row {seen[ident]})",
+            file=str(lab_path),
+            row=row,
+            field=id_column,
+        )
+    return ident
+
+
+def _check_scope(
+    ident: str, row: int, routed: _Decisions, scope: str, id_column: str, lab_path: Path
+) -> None:
+    """Refuse a label on a row the audit may not use: not accepted, or (``scope=marked``)
+    not in the sample the route run marked for audit."""
+    accepted = routed.accepted
+    decision, marked = routed.by_id.at[ident, accepted], bool(routed.by_id.at[ident, "audit"])
+    if decision != "accept" or (scope == "marked" and not marked):
+        what = "accepted" if decision != "accept" else "marked for audit"
+        pool = "the marked sample" if scope == "marked" else "accepted rows"
+        raise DataError(
+            f"row {ident!r} was not {what} ({accepted} {decision!r}); the audit estimates "
+            f"the accepted risk from {pool} (dataset.scope={scope})",
+            file=str(lab_path),
+            row=row,
+            field=id_column,
+        )
+
+
+def _label(value: Any, row: int, label_column: str, lab_path: Path) -> int:
+    """The row's label as 1 (hallucinated) or 0, or a `DataError` naming the cell."""
+    label = parse_label(value)
+    if label is None:
+        raise DataError(
+            f"label must be 1/0, true/false, hallucinated/faithful or FAIL/PASS, got {value!r}",
+            file=str(lab_path),
+            row=row,
+            field=label_column,
+        )
+    return label
+
+
+def _record(
+    frame: pd.DataFrame,
+    routed: _Decisions,
+    lab_path: Path,
+    scope: str,
+    label_column: str,
+    params: dict[str, Any],
+    name: str,
+) -> LoadedData:
+    """The `LoadedData`, fingerprinted by both files' bytes and the settings."""
+    digest = fingerprint_files([routed.path, lab_path])
     return LoadedData(
         name=name,
         frame=frame,
-        files=[str(lab_path), str(dec_path)],
+        files=[str(lab_path), str(routed.path)],
         fingerprint=frame_fingerprint(digest, LOADER, LOADER_VERSION, params),
         info={
             "rows": len(frame),
             "labelled": True,
-            "marked_rows": int(routed["audit"].sum()),
-            "accepted_rows": int((routed[accepted] == "accept").sum()),
+            "marked_rows": int(routed.frame["audit"].sum()),
+            "accepted_rows": int((routed.frame[routed.accepted] == "accept").sum()),
             "models": sorted(frame["model"].unique().tolist()),
             "scope": scope,
             "label_source": {"file": str(lab_path), "field": label_column},

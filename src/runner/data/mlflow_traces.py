@@ -24,6 +24,7 @@ import logging
 from collections import Counter
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from runner.data.base import LoadedData
@@ -148,43 +149,81 @@ def load_mlflow_traces(
     skip_invalid: bool = False,
     name: str = "mlflow_traces",
 ) -> LoadedData:
-    """Read an experiment's traces into the canonical response frame.
+    """Read an experiment's traces into the canonical response frame (settings:
+    `runner.data.base`; a trace plays the part of a row, named by its trace id).
 
-    Parameters
-    ----------
-    experiment : str
-        MLflow experiment name (or id) the app logs its traces to.
-    tracking_uri : str, optional
-        The store; None means the run's own (``tracking.uri``, SQLite under artifacts/ by
-        default), filled in by the pipeline.
-    filter_string, since, until, max_results
-        Which traces: MLflow's trace filter syntax, a request-time range (ISO-8601 or epoch
-        ms; ``until`` exclusive) and a cap (oldest first).
-    question_key, answer_key, source_tag, task_tag, label
-        The mapping (`runner.data.traces.TraceMapping`).
-    skip_invalid : bool
-        False: the first bad trace raises, naming it. True: bad traces are counted and
-        listed in ``info["skipped"]``.
+    ``experiment`` is the MLflow experiment name (or id) the app logs its traces to;
+    ``tracking_uri`` the store (None means the run's own, ``tracking.uri``, SQLite under
+    artifacts/ by default, filled in by the pipeline). Which traces: ``filter_string``
+    (MLflow's trace filter syntax), a request-time range ``since`` / ``until`` (ISO-8601 or
+    epoch ms; ``until`` exclusive) and a cap ``max_results`` (oldest first). The mapping:
+    ``question_key``, ``answer_key``, ``source_tag``, ``task_tag`` and ``label``
+    (`runner.data.traces.TraceMapping`). A bad trace is a `DataError` naming the trace id
+    and the field at fault (with ``skip_invalid``, skipped and counted), and so is a
+    search that leaves no usable trace.
 
-    Raises
-    ------
-    DataError
-        Naming the trace id and the field at fault, or when no trace is usable.
+    ``info`` adds ``location``, ``tracking_uri``, ``experiment_id``, ``experiment``,
+    ``filter``, ``labelled``, ``labelled_rows``, ``label``, ``label_names`` (the
+    assessments that could hold a label), ``ids``, ``groups``, ``rows_read`` and
+    ``positives`` (when labelled); each skipped trace's ``id`` is its trace id.
     """
     check_trace_settings(experiment, max_results, since, until)
     if not tracking_uri:
         raise ConfigError("dataset.tracking_uri: the tracking store to read traces from")
+    store, traces = _read(experiment, tracking_uri, filter_string, since, until, max_results)
+    mapping = TraceMapping(question_key, answer_key, source_tag, task_tag, label)
+    issues = IssueLog(skip_invalid=skip_invalid)
+    frame, labelling = _map(traces, mapping, issues, _where(store))
+    params = {
+        "experiment_id": store["experiment_id"],
+        "filter": store["filter"],
+        "max_results": max_results,
+        "mapping": vars(mapping),
+        "skip_invalid": skip_invalid,
+    }
+    return _record(frame, store, labelling, issues, len(traces), params, name)
+
+
+def _where(store: dict[str, Any]) -> str:
+    """The experiment as messages name it (in the place of a file)."""
+    return f"MLflow experiment {store['experiment']!r}"
+
+
+def _read(
+    experiment: str,
+    tracking_uri: str,
+    filter_string: str | None,
+    since: Any,
+    until: Any,
+    max_results: int | None,
+) -> tuple[dict[str, Any], list[Any]]:
+    """Where the traces are (``info``'s keys for it) and the traces the search matches;
+    none matching fails here."""
     import mlflow
 
     client = mlflow.MlflowClient(tracking_uri=tracking_uri)
     exp_id, exp_name = resolve_experiment(client, experiment, tracking_uri)
-    where = f"MLflow experiment {exp_name!r}"
     query = search_filter(filter_string, since, until)
+    store = {
+        "location": f"{tracking_uri}#experiment={exp_id}",
+        "tracking_uri": tracking_uri,
+        "experiment_id": exp_id,
+        "experiment": exp_name,
+        "filter": query,
+    }
     traces = search_all(tracking_uri, exp_id, query, max_results)
     if not traces:
-        raise DataError(f"no traces match (filter: {query!r}) in {tracking_uri}", file=where)
-    mapping = TraceMapping(question_key, answer_key, source_tag, task_tag, label)
-    issues = IssueLog(skip_invalid=skip_invalid)
+        raise DataError(
+            f"no traces match (filter: {query!r}) in {tracking_uri}", file=_where(store)
+        )
+    return store, traces
+
+
+def _map(
+    traces: list[Any], mapping: TraceMapping, issues: IssueLog, where: str
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The canonical frame of the traces that can be rows (the others go to `issues`), and
+    ``info``'s keys on its labels (``label`` int64 when every row has one, else Int64)."""
     rows = []
     for trace in traces:
         row = trace_row(trace, mapping)
@@ -197,39 +236,45 @@ def load_mlflow_traces(
         raise DataError(f"no valid traces to load ({len(issues.issues)} skipped)", file=where)
     frame = pd.DataFrame(rows)
     labels = frame["label"]
-    labelled = bool(label) and bool(labels.notna().all())
+    labelled = bool(mapping.label) and bool(labels.notna().all())
     frame["label"] = (
         labels.astype("int64") if labelled else pd.array(labels.tolist(), dtype="Int64")
     )
-    params = {
-        "experiment_id": exp_id,
-        "filter": query,
-        "max_results": max_results,
-        "mapping": vars(mapping),
-        "skip_invalid": skip_invalid,
+    labelling = {
+        "labelled": labelled,
+        "labelled_rows": int(labels.notna().sum()),
+        "label": mapping.label,
+        "label_names": candidates,
     }
+    return frame, labelling
+
+
+def _record(
+    frame: pd.DataFrame,
+    store: dict[str, Any],
+    labelling: dict[str, Any],
+    issues: IssueLog,
+    rows_read: int,
+    params: dict[str, Any],
+    name: str,
+) -> LoadedData:
+    """The `LoadedData`: ``info`` and a fingerprint of the rows' content (the traces play
+    the part of a file's bytes) and the settings in `params`."""
     info = {
         "rows": len(frame),
         "origin": "mlflow",
-        "location": f"{tracking_uri}#experiment={exp_id}",
-        "tracking_uri": tracking_uri,
-        "experiment_id": exp_id,
-        "experiment": exp_name,
-        "filter": query,
-        "labelled": labelled,
-        "labelled_rows": int(labels.notna().sum()),
-        "label": label,
-        "label_names": candidates,
-        "skip_invalid": skip_invalid,
+        **store,
+        **labelling,
+        "skip_invalid": params["skip_invalid"],
         "ids": "trace ids",
         "groups": int(frame["group_id"].nunique()),
         "counts_per_source": _count(frame["source"]),
         "counts_per_task": _count(frame["task"]),
         "skipped": [{**p, "id": p["row"]} for p in issues.skipped()],
         "skipped_rows": issues.skipped_rows(),
-        "rows_read": len(traces),
+        "rows_read": rows_read,
     }
-    if labelled:
+    if labelling["labelled"]:
         info["positives"] = int(frame["label"].sum())
     return LoadedData(
         name=name,
@@ -265,10 +310,22 @@ def labelled_traces(data: LoadedData, what: str) -> LoadedData:
     """
     info = data.info
     where = f"MLflow experiment {info.get('experiment')!r}"
+    missing = data.frame["label"].isna().to_numpy()
+    _check_label_named(info, len(data.frame), missing, what, where)
+    if not missing.any():
+        return data
+    ids = data.frame.loc[missing, "example_id"].astype(str).tolist()
+    if not info.get("skip_invalid"):
+        raise _unlabelled_error(ids, info.get("label"), len(data.frame), what, where)
+    return _skip_unlabelled(data, missing, ids, what, where)
+
+
+def _check_label_named(
+    info: dict[str, Any], traces: int, missing: np.ndarray, what: str, where: str
+) -> None:
+    """Refuse traces read without ``dataset.label``, or with one on none of them."""
     label = info.get("label")
     names = ", ".join(repr(n) for n in info.get("label_names") or []) or "none"
-    frame = data.frame
-    missing = frame["label"].isna().to_numpy()
     if not label:
         raise DataError(
             f"{what} needs labelled traces: set dataset.label=<assessment name>, the "
@@ -280,28 +337,38 @@ def labelled_traces(data: LoadedData, what: str) -> LoadedData:
     if missing.all():
         raise DataError(
             f"{what} needs labelled traces: dataset.label={label!r} is on none of the "
-            f"{len(frame)} traces as an expectation or a reviewer (HUMAN) feedback "
+            f"{traces} traces as an expectation or a reviewer (HUMAN) feedback "
             f"(expectations and human feedback on these traces: {names}); set dataset.label "
             "to the one that holds the label",
             file=where,
             field="dataset.label",
         )
-    if not missing.any():
-        return data
-    ids = frame.loc[missing, "example_id"].astype(str).tolist()
+
+
+def _unlabelled_error(ids: list[str], label: Any, traces: int, what: str, where: str) -> DataError:
+    """The error for unlabelled traces (`ids`) when they are not skipped: the first by its
+    id, how many more, and the three ways out."""
     first = f"trace {ids[0]} has no {label!r} label (an expectation, or a reviewer feedback)"
-    if not info.get("skip_invalid"):
-        others = f"; {len(ids) - 1} more of the {len(frame)} traces have none"
-        others, them = (others, "them") if len(ids) > 1 else ("", "it")
-        raise DataError(
-            f"{first}{others}: {what} needs a label on every trace it uses; label {them}, "
-            f"leave {them} out (dataset.filter_string), or set dataset.skip_invalid=true to "
-            "skip the unlabelled traces (counted as skips)",
-            file=where,
-            row=ids[0],
-            field="label",
-        )
-    kept = frame.loc[~missing].reset_index(drop=True)
+    others = f"; {len(ids) - 1} more of the {traces} traces have none"
+    others, them = (others, "them") if len(ids) > 1 else ("", "it")
+    return DataError(
+        f"{first}{others}: {what} needs a label on every trace it uses; label {them}, "
+        f"leave {them} out (dataset.filter_string), or set dataset.skip_invalid=true to "
+        "skip the unlabelled traces (counted as skips)",
+        file=where,
+        row=ids[0],
+        field="label",
+    )
+
+
+def _skip_unlabelled(
+    data: LoadedData, missing: np.ndarray, ids: list[str], what: str, where: str
+) -> LoadedData:
+    """`data` without its unlabelled traces (`ids`), counted and listed as skips in its
+    ``info`` (updated in place) and logged."""
+    info = data.info
+    label = info.get("label")
+    kept = data.frame.loc[~missing].reset_index(drop=True)
     kept["label"] = kept["label"].astype("int64")
     reason = f"has no {label!r} label (an expectation, or a reviewer feedback)"
     skipped = [

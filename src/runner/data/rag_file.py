@@ -27,7 +27,7 @@ import json
 import numbers
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -130,38 +130,42 @@ def load_rag_file(
     skip_invalid: bool = False,
     name: str = "rag_file",
 ) -> LoadedData:
-    """Read a team's RAG outputs into the canonical response frame.
+    """Read a team's RAG outputs into the canonical response frame (settings:
+    `runner.data.base`).
 
-    Parameters
-    ----------
-    path : str
-        A ``.jsonl``, ``.csv`` or ``.parquet`` file (chosen by extension).
-    columns : dict, optional
-        ``{field: column in your file}``, e.g. ``{"id": "request_id", "answer": "response"}``.
-    extra_columns : {"error", "ignore"}
-        What to do with columns that are not fields: fail naming them (default, so a
-        misspelt field never goes unnoticed) or ignore them.
-    limit : int, optional
-        Keep the first N valid rows.
-    skip_invalid : bool
-        False: the first bad row raises. True: bad rows are dropped, counted and listed in
-        ``info["skipped"]``.
-    name : str
-        Dataset name recorded with the run.
+    ``path`` is one ``.jsonl``, ``.csv`` or ``.parquet`` file, read by its extension (a
+    folder of Parquet shards streams through ``experiment=route`` instead). ``columns``
+    maps fields onto the file's columns, ``{field: column in your file}``, e.g.
+    ``{"id": "request_id", "answer": "response"}``. ``extra_columns`` says what to do with
+    columns that are not fields: ``"error"`` (default, so a misspelt field never goes
+    unnoticed) fails naming them, ``"ignore"`` ignores them. ``limit`` keeps the first N
+    valid rows. A bad row is a `DataError` naming the file, row and field.
 
-    Returns
-    -------
-    LoadedData
-        Canonical frame; ``label`` is int64 when the file has labels and all-missing
-        (``Int64``) when it has none (``info["labelled"]`` says which).
-
-    Raises
-    ------
-    DataError
-        Naming the file, row and field at fault.
+    ``label`` is int64 when the file has labels and all-missing (``Int64``) when it has
+    none. ``info`` adds ``format``, ``labelled`` (which of the two), ``fields_present``,
+    ``ids`` (from the file, or generated), ``groups``, ``rows_read``, ``first_row`` and
+    ``positives`` (when labelled); each skipped row carries its ``id`` as written.
     """
     columns = dict(columns or {})
     check_rag_file_settings(columns, extra_columns, limit)
+    file = _locate(path)
+    issues = IssueLog(skip_invalid=skip_invalid)
+    records, rows = _read(file, issues)
+    present, out, kept_rows = _map(records, rows, columns, extra_columns, limit, name, file, issues)
+    frame = canonical_frame(out, "label" in present)
+    skipped = with_ids(issues.skipped(), dict(zip(rows, records, strict=True)), columns)
+    params = {
+        "columns": dict(sorted(columns.items())),
+        "extra_columns": extra_columns,
+        "limit": limit,
+        "skip_invalid": skip_invalid,
+        "name": name,
+    }
+    return _record(file, frame, present, kept_rows[0], skipped, issues, params, name)
+
+
+def _locate(path: str) -> Path:
+    """The one file to read; a folder, another extension or a missing file fails here."""
     file = Path(path).expanduser()
     if file.is_dir():
         raise ConfigError(
@@ -172,29 +176,51 @@ def load_rag_file(
         raise ConfigError(f"dataset.path={path!r}: extension must be one of {', '.join(SUFFIXES)}")
     if not file.is_file():
         raise DataNotFoundError(f"{file} not found: set dataset.path=<your data file>")
-    issues = IssueLog(skip_invalid=skip_invalid)
+    return file
+
+
+def _read(file: Path, issues: IssueLog) -> tuple[list[dict], list[int]]:
+    """The file's records and their row numbers; a file without a data row fails here."""
     records, rows = read_records(file, issues)
     if not records and not issues.issues:
         raise DataError("no rows: the file is empty or holds only a header", file=str(file))
+    return records, rows
+
+
+def _map(
+    records: list[dict],
+    rows: list[int],
+    columns: dict[str, str],
+    extra_columns: str,
+    limit: int | None,
+    name: str,
+    file: Path,
+    issues: IssueLog,
+) -> tuple[set[str], list[dict], list[int]]:
+    """The fields present, the canonical rows and their row numbers; none valid fails."""
     present = map_header(records, columns, extra_columns, str(file))
-    labelled = "label" in present
     out, kept_rows = map_records(
         records, rows, present, columns, name, str(file), issues, limit=limit
     )
     if not out:
         skipped = f" ({len(issues.issues)} problems skipped)" if issues.issues else ""
         raise DataError(f"no valid rows to load{skipped}", file=str(file))
-    frame = canonical_frame(out, labelled)
-    info_rows = kept_rows
-    skipped = with_ids(issues.skipped(), dict(zip(rows, records, strict=True)), columns)
-    params = {
-        "columns": dict(sorted(columns.items())),
-        "extra_columns": extra_columns,
-        "limit": limit,
-        "skip_invalid": skip_invalid,
-        "name": name,
-    }
+    return present, out, kept_rows
+
+
+def _record(
+    file: Path,
+    frame: pd.DataFrame,
+    present: set[str],
+    first_row: int,
+    skipped: list[dict],
+    issues: IssueLog,
+    params: dict[str, Any],
+    name: str,
+) -> LoadedData:
+    """The `LoadedData`: ``info`` and a fingerprint of the file's bytes and the settings."""
     digest = sha256_file(file)
+    labelled = "label" in present
     info = {
         "rows": len(frame),
         "origin": "local",
@@ -208,8 +234,8 @@ def load_rag_file(
         "files_sha256": {str(file): digest},
         "skipped": skipped,
         "skipped_rows": issues.skipped_rows(),
-        "rows_read": len(out) + issues.skipped_rows(),
-        "first_row": info_rows[0],
+        "rows_read": len(frame) + issues.skipped_rows(),
+        "first_row": first_row,
     }
     if labelled:
         info["positives"] = int(frame["label"].sum())
@@ -424,41 +450,38 @@ def _row(
 
     ident = as_id(get("id")) if "id" in present else ""
     written = ident if isinstance(ident, str) and ident.strip() else None
-
-    def bad(f: str, reason: str) -> None:
+    mapped = _mapped(get, present, ident)
+    if isinstance(mapped, tuple):
+        f, reason = mapped
         issues.add(file, row, columns.get(f, f), reason, written)
+        return None
+    return mapped
 
+
+def _mapped(get: Callable[[str], Any], present: set[str], ident: Any) -> dict | tuple[str, str]:
+    """One record's canonical row, or ``(field, reason)`` for its first problem.
+
+    `get` reads a field (through the ``columns`` renames); `ident` is the id as read.
+    """
     if "id" in present and (is_missing(ident) or not isinstance(ident, str) or not ident.strip()):
-        return bad("id", f"id must be a non-empty string or integer, got {ident!r}")
+        return "id", f"id must be a non-empty string or integer, got {ident!r}"
     question = get("question")
     if is_missing(question):
         question = None
     if not isinstance(question, str):
-        return bad("question", f"must be a string (may be empty), got {question!r}")
+        return "question", f"must be a string (may be empty), got {question!r}"
     context = _context(get("context"))
     if isinstance(context, tuple):
-        return bad("context", context[0])
+        return "context", context[0]
     answer = get("answer")
     if not isinstance(answer, str) or not answer.strip():
-        return bad("answer", f"must be a non-empty string, got {answer!r}")
-    label: int | None = None
-    if "label" in present:
-        label = parse_label(get("label"))
-        if label is None:
-            return bad(
-                "label",
-                f"label must be 1/0, true/false, hallucinated/faithful or FAIL/PASS, "
-                f"got {get('label')!r}",
-            )
-    optional = {}
-    for f in ("group", "source", "task"):
-        value = as_id(get(f)) if f in present else None
-        if is_missing(value) or value == "":
-            optional[f] = None
-        elif not isinstance(value, str) or not value.strip():
-            return bad(f, f"must be a non-empty string when given, got {value!r}")
-        else:
-            optional[f] = value
+        return "answer", f"must be a non-empty string, got {answer!r}"
+    label = _label(get, present)
+    if isinstance(label, tuple):
+        return label
+    optional = _optional(get, present)
+    if isinstance(optional, tuple):
+        return optional
     if "id" not in present:
         ident = group_key(CONTENT_ID, "\x1f".join((question, context, answer)))
     return {
@@ -471,6 +494,36 @@ def _row(
         "answer": answer,
         "label": label,
     }
+
+
+def _label(get: Callable[[str], Any], present: set[str]) -> int | tuple[str, str] | None:
+    """The row's label (None when the file has none), or ``("label", reason)``."""
+    if "label" not in present:
+        return None
+    label = parse_label(get("label"))
+    if label is None:
+        return (
+            "label",
+            f"label must be 1/0, true/false, hallucinated/faithful or FAIL/PASS, "
+            f"got {get('label')!r}",
+        )
+    return label
+
+
+def _optional(
+    get: Callable[[str], Any], present: set[str]
+) -> dict[str, str | None] | tuple[str, str]:
+    """``group``, ``source`` and ``task`` (None when absent or empty), or ``(field, reason)``."""
+    optional: dict[str, str | None] = {}
+    for f in ("group", "source", "task"):
+        value = as_id(get(f)) if f in present else None
+        if is_missing(value) or value == "":
+            optional[f] = None
+        elif not isinstance(value, str) or not value.strip():
+            return f, f"must be a non-empty string when given, got {value!r}"
+        else:
+            optional[f] = value
+    return optional
 
 
 def _context(value: Any) -> str | tuple[str]:

@@ -119,45 +119,68 @@ def load_trace_audit_labels(
     routing_run: str | None = None,
     name: str = "mlflow_trace_audit",
 ) -> LoadedData:
-    """Reviewers' labels on audited traces, joined onto the decisions logged on them.
+    """Reviewers' labels on audited traces, joined onto the decisions logged on them
+    (``name`` as in `runner.data.base`).
 
-    Parameters
-    ----------
-    experiment : str
-        The experiment holding the routed traces.
-    tracking_uri : str, optional
-        The store (the pipeline fills in the run's own).
-    label : str
-        Name of the reviewers' human feedback holding the label (spellings as in the
-        rag_file format; the MLflow UI's yes/no feedback is true/false).
-    scope : {"marked", "accepted"}
-        ``marked``: the audit sample of one routing run; ``accepted``: every trace whose
-        current decision is accept.
-    model : str, optional
-        ``<name>/<version>``: with ``scope=marked`` the newest routing run of that model
-        version (when ``routing_run`` is not given) and a check that the run used it; with
-        ``scope=accepted`` whose current decisions to audit (None: the only one on
-        labelled traces).
-    routing_run : str, optional
-        ``scope=marked``: the MLflow run id of the routing run whose audit sample to read;
-        None: the newest routing run that wrote on these traces.
+    Reads the traces of ``experiment`` in the store ``tracking_uri`` (the pipeline fills
+    in the run's own). ``label`` names the reviewers' human feedback holding the label
+    (spellings as in the rag_file format; the MLflow UI's yes/no feedback is true/false).
+    ``scope``: ``marked`` reads the audit sample of one routing run, ``routing_run`` (its
+    MLflow run id; None: the newest routing run that wrote on these traces); ``accepted``
+    every trace whose current decision is accept. ``model`` (``<name>/<version>``): with
+    ``scope=marked`` the newest routing run of that model version (when ``routing_run`` is
+    not given) and a check that the run used it; with ``scope=accepted`` whose current
+    decisions to audit (None: the only one on labelled traces).
 
-    Raises
-    ------
-    DataError
-        No labelled trace in scope, a label that does not parse (naming the trace), a
-        routing run that did not write on these traces, or (``scope=accepted``) labelled
-        traces routed by several model versions without ``model``.
+    The frame is ``id, label, risk, model``, as `load_audit_labels` gives; ``info`` holds
+    ``location``, ``labelled``, ``marked_rows``, ``accepted_rows``, ``models``, ``scope``,
+    ``routing_run_id``, ``ignored_labels`` and ``label_source``. A `DataError` says when
+    no labelled trace is in scope, a label does not parse (naming the trace), a routing
+    run did not write on these traces, or (``scope=accepted``) labelled traces were routed
+    by several model versions and ``model`` is not given.
     """
+    _check_settings(scope, routing_run, tracking_uri)
+    exp_id, where, traces = _read(experiment, tracking_uri)
+    rows, ignored, info, run = _map(traces, label, scope, model, routing_run, where)
+    params = {
+        "experiment_id": exp_id,
+        "label": label,
+        "scope": scope,
+        "model": info["models"],
+        "routing_run": run,
+    }
+    location = f"{tracking_uri}#experiment={exp_id}"
+    return _record(rows, ignored, info, params, location, where, name)
+
+
+def _check_settings(scope: str, routing_run: str | None, tracking_uri: str | None) -> None:
+    """`check_trace_audit_settings`, and a store to read (the pipeline fills in its own)."""
     check_trace_audit_settings(scope, routing_run)
     if not tracking_uri:
         raise ConfigError("dataset.tracking_uri: the tracking store holding the traces")
+
+
+def _read(experiment: str, tracking_uri: str) -> tuple[str, str, list[Any]]:
+    """The experiment's id, its name for messages and its traces (without their spans)."""
     import mlflow
 
     client = mlflow.MlflowClient(tracking_uri=tracking_uri)
     exp_id, exp_name = resolve_experiment(client, experiment, tracking_uri)
     where = f"MLflow experiment {exp_name!r}"
     traces = search_all(tracking_uri, exp_id, None, None, include_spans=False)
+    return exp_id, where, traces
+
+
+def _map(
+    traces: list[Any],
+    label: str,
+    scope: str,
+    model: str | None,
+    routing_run: str | None,
+    where: str,
+) -> tuple[list[dict], Counter, dict[str, Any], str | None]:
+    """The rows in ``scope``, the labels left out (counted by why), what ``info`` says of
+    them and the routing run whose sample they are (None for ``scope=accepted``)."""
     labelled = []
     for trace in traces:
         found = latest_assessment(trace, label, ("human_feedback",))
@@ -177,14 +200,21 @@ def load_trace_audit_labels(
             + f" (labels elsewhere: {dict(ignored)})",
             file=where,
         )
+    return rows, ignored, info, run
+
+
+def _record(
+    rows: list[dict],
+    ignored: Counter,
+    info: dict[str, Any],
+    params: dict[str, Any],
+    location: str,
+    where: str,
+    name: str,
+) -> LoadedData:
+    """The `LoadedData`, fingerprinted by the rows' ids and labels (the traces play the
+    part of a file) and the settings in `params`."""
     frame = pd.DataFrame(rows)
-    params = {
-        "experiment_id": exp_id,
-        "label": label,
-        "scope": scope,
-        "model": info["models"],
-        "routing_run": run,
-    }
     digest = frame_fingerprint(
         str(sorted((r["id"], r["label"]) for r in rows)), __name__, LOADER_VERSION, params
     )
@@ -196,12 +226,12 @@ def load_trace_audit_labels(
         info={
             "rows": len(frame),
             "origin": "mlflow",
-            "location": f"{tracking_uri}#experiment={exp_id}",
+            "location": location,
             **info,
-            "scope": scope,
-            "routing_run_id": run,
+            "scope": params["scope"],
+            "routing_run_id": params["routing_run"],
             "ignored_labels": dict(sorted(ignored.items())),
-            "label_source": {"file": where, "field": label},
+            "label_source": {"file": where, "field": params["label"]},
         },
     )
 
