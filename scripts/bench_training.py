@@ -5,7 +5,7 @@ Why: issue 43 asks the default training to see all of RAGTruth train within 60 m
 same real sentence pairs, with the same timer:
 
 - ``freeze_layers``: the lower encoder layers (and the embeddings) stay pretrained, so their
-  backward pass is skipped (`runner.verifiers.recipes.RecipeJob.model`);
+  backward pass is skipped (`runner.training.recipes.RecipeJob.model`);
 - ``negatives_per_positive``: every positive pair and a seeded share of negatives
   (`runner.verifiers.sentence_pairs.subsample_negatives`), so a step covers more rows.
 
@@ -40,14 +40,8 @@ def main() -> None:
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     from runner.data import load_ragtruth
-    from runner.verifiers import (
-        InputRule,
-        RecipeJob,
-        backbone_folder,
-        labelled_pairs,
-        pair_tensors,
-        subsample_negatives,
-    )
+    from runner.training import RecipeJob, backbone_folder, labelled_pairs, pair_tensors
+    from runner.verifiers import InputRule, subsample_negatives
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=300)

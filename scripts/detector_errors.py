@@ -5,7 +5,7 @@ by RAGTruth's hallucination type (``Evident Conflict``, ``Evident Baseless Info`
 ...``), by span length and by the sentence's position in the answer, and what the model saw
 for its worst misses (the evidence chosen, how much of the context the window left out).
 It reads the same context-grouped validation rows training chose the weights on
-(`runner.verifiers.training_rows.grouped_split` and `sample_rows`, seed 13, share 0.1, 600
+(`runner.training.training_rows.grouped_split` and `sample_rows`, seed 13, share 0.1, 600
 rows); RAGTruth test is never read.
 
     python scripts/detector_errors.py --model models:/ragtruth_detector@champion \
@@ -106,16 +106,14 @@ def main() -> None:
 
     from runner.data import load_ragtruth
     from runner.text import content_tokens, tokenize
-    from runner.verifiers import (
-        InputRule,
+    from runner.training import (
         by_task,
-        example_risks,
         grouped_split,
         labelled_pairs,
         predict_pair_probs,
-        resolve_source,
         sample_rows,
     )
+    from runner.verifiers import InputRule, example_risks, resolve_source
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="models:/ragtruth_detector@champion")

@@ -130,7 +130,7 @@ def bootstrap(rows: pd.DataFrame, scores: dict[str, np.ndarray], seed: int) -> d
 def main() -> None:
     from runner.data import load_ragtruth
     from runner.settings import SEED
-    from runner.verifiers import grouped_split, sample_rows
+    from runner.training import grouped_split, sample_rows
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("stage", choices=["validation", "test"])

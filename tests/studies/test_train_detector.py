@@ -19,7 +19,7 @@ from tests.conftest import run_experiment as experiment
 from tests.routing.detector import ragtruth_file, save_tiny_detector
 
 from runner.config import register_configs
-from runner.verifiers.detector_config import backbone_folder
+from runner.training.detector_config import backbone_folder
 from runner.verifiers.lettuce_detect import LettuceDetectVerifier
 from runner.verifiers.loading import use_registry
 

@@ -24,7 +24,8 @@ from tests.routing.detector import minilm_dir, save_tiny_detector
 
 from runner.config import register_configs
 from runner.errors import ConfigError
-from runner.verifiers import choose_alias, rows_fingerprint, use_registry, verifier_ap
+from runner.training import choose_alias, rows_fingerprint, verifier_ap
+from runner.verifiers import use_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 NAME = "ragtruth_detector"
@@ -122,7 +123,7 @@ def test_the_first_model_gets_the_alias_the_rule_gives_and_says_why(trained):
 def test_a_rerun_of_a_finished_training_reuses_its_version(trained, caplog):
     root, tiny, written = trained
     first = written["registered_model.json"]
-    with caplog.at_level(logging.INFO, logger="runner.verifiers.promotion"):
+    with caplog.at_level(logging.INFO, logger="runner.training.promotion"):
         experiment(root, "train_detector", f"detector.backbone={tiny}", *TRAIN)
     again = _read(root, "registered_model.json")
     assert again["version"] == first["version"] and again["reused"] is True
@@ -174,7 +175,7 @@ def test_a_champion_validated_on_other_rows_is_scored_on_this_runs_rows(trained,
 
 
 def _champion(record: dict):
-    from runner.verifiers.promotion import Champion
+    from runner.training.promotion import Champion
 
     return Champion(**record)
 
@@ -186,7 +187,7 @@ CAPPED = (*TRAIN, "train.epochs=30", "train.time_budget_min=0.0001")
 def test_a_run_its_time_cap_cuts_short_says_so_in_mlflow_and_the_card(trained, tmp_path, caplog):
     _, tiny, _ = trained
     root = tmp_path
-    with caplog.at_level(logging.WARNING, logger="runner.verifiers.detector_training"):
+    with caplog.at_level(logging.WARNING, logger="runner.training.detector_training"):
         experiment(root, "train_detector", f"detector.backbone={tiny}", *CAPPED)
     training = _read(root, "detector.json")["training"]
     assert training["stopped_by"] == "time_budget" and training["cut_by_time_budget"] is True

@@ -1,5 +1,5 @@
 """Train a local detector and register it: the token recipe (LettuceDetect's) or the
-sentence recipe (each answer sentence against its best evidence), `runner.verifiers.recipes`.
+sentence recipe (each answer sentence against its best evidence), `runner.training.recipes`.
 
 The recipe (``detector.recipe``) on any encoder (``detector.backbone``,
 the shipped MiniLM-L6 by default), on any data set whose frame carries answer spans
@@ -23,7 +23,7 @@ from runner.data import sha256_file
 from runner.errors import ConfigError
 from runner.results import ModelSpec, StudyResult
 from runner.studies.contract import RunContext, Study
-from runner.verifiers import (
+from runner.training import (
     DetectorConf,
     RecipeJob,
     TrainConf,
@@ -34,17 +34,15 @@ from runner.verifiers import (
     check_training_plan,
     choose_threshold,
     detector_card,
-    folder_sha256,
     grouped_split,
     plan_key,
     plan_settings,
     promote,
     resolve_device,
-    resolve_source,
     sample_rows,
     train_recipe,
-    write_detector_card,
 )
+from runner.verifiers import folder_sha256, resolve_source, write_detector_card
 
 log = logging.getLogger(__name__)
 

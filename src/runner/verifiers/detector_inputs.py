@@ -1,7 +1,7 @@
 """The token detector's input rule: what the model sees of a context that does not fit.
 
 Why one module: a token classifier trained with one view of the context and scored with
-another measures nothing, so training (`runner.verifiers.detector_training`) and inference
+another measures nothing, so training (`runner.training.detector_training`) and inference
 (`LettuceDetectVerifier`) build their inputs here and nowhere else.
 
 LettuceDetect's layout: ``[CLS] prompt [SEP] answer [SEP]``; only answer tokens are

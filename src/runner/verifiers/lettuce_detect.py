@@ -42,6 +42,7 @@ from runner.errors import ConfigError, DataError
 from runner.settings import settings_class
 from runner.text import TokenScores
 from runner.verifiers.base import Verifier, inference, log_odds_against, softmax
+from runner.verifiers.detector_card import read_detector_card
 from runner.verifiers.detector_inputs import (
     QA_TEMPLATE,
     RULES,
@@ -106,8 +107,6 @@ class LettuceDetectVerifier(Verifier):
         """``detector.json`` of the model folder (None: random weights or no card)."""
         if self.weights != "pretrained":
             return None
-        from runner.verifiers.detector_training import read_detector_card
-
         return read_detector_card(resolve_source(self.model, self.revision))
 
     def sentence_recipe(self) -> bool:
@@ -151,8 +150,6 @@ class LettuceDetectVerifier(Verifier):
         chosen on its validation split (``detector.json``), else the token threshold."""
         card = getattr(self, "_card", None)
         if card is None and getattr(self, "_base", None) is None and self.weights == "pretrained":
-            from runner.verifiers.detector_training import read_detector_card
-
             card = read_detector_card(resolve_source(self.model, self.revision))
         if card and card.get("threshold") is not None:
             return float(card["threshold"])

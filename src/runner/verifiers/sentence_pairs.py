@@ -3,7 +3,7 @@
 Why (issue 31, MiniCheck's idea): the token recipe puts a whole answer in a 256-token
 window and sees about a fifth of a RAGTruth context; a sentence is short, so a small
 encoder given one sentence at a time sees the evidence that sentence needs. Training
-(`runner.verifiers.sentence_training`) and scoring (`LettuceDetectVerifier` on a folder
+(`runner.training.sentence_training`) and scoring (`LettuceDetectVerifier` on a folder
 whose ``detector.json`` names ``recipe: sentence``) build their inputs here and nowhere
 else.
 

@@ -35,7 +35,7 @@ SWAPS = ("number", "name")
 
 def _sentences(answer: str, spans: list[dict]) -> list[tuple[int, int, bool]]:
     """Each sentence's range in `answer` and whether a gold span touches it."""
-    from runner.verifiers.evidence import sentence_spans
+    from runner.verifiers import sentence_spans
 
     gold = [(int(s["start"]), int(s["end"])) for s in spans]
     return [

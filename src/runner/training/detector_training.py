@@ -25,10 +25,8 @@ survive being killed, so the loop is small and explicit:
 
 from __future__ import annotations
 
-import json
 import logging
 import math
-import os
 import shutil
 import time
 from collections.abc import Callable
@@ -41,9 +39,7 @@ import pandas as pd
 
 from runner.errors import ConfigError
 from runner.settings import SEED
-from runner.verifiers.detector_inputs import InputRule, Segments, build_segments
-from runner.verifiers.encoding import pad
-from runner.verifiers.token_labels import gold_spans, token_labels
+from runner.verifiers import InputRule, Segments, build_segments, gold_spans, pad, token_labels
 
 log = logging.getLogger(__name__)
 
@@ -353,7 +349,7 @@ def train(
         Another recipe's batch builder ``(data, rows, pad_id, device, use_types) -> dict``
         and validation ``(model, data, pad_id, device, batch_size) -> dict`` (with the
         ``select_by`` measure); default: this module's token-classification ones. The
-        sentence recipe (`runner.verifiers.sentence_training`) passes its own, so both
+        sentence recipe (`runner.training.sentence_training`) passes its own, so both
         recipes share one seeded, resumable loop.
 
     Returns
@@ -604,19 +600,3 @@ def choose_threshold(y: np.ndarray, risk: np.ndarray) -> dict[str, float]:
         "recall": float(recall[best]),
         "chosen_on_validation": True,
     }
-
-
-def write_detector_card(folder: Path, card: dict[str, Any]) -> None:
-    """``detector.json`` beside the weights: input rule, threshold, training summary."""
-    path = Path(folder) / "detector.json"
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(card, indent=2, sort_keys=True, default=str) + "\n")
-    os.replace(tmp, path)
-
-
-def read_detector_card(folder: str | Path) -> dict[str, Any] | None:
-    """The ``detector.json`` of a model folder, or None when the folder has none."""
-    path = Path(folder) / "detector.json"
-    if not path.is_file():
-        return None
-    return json.loads(path.read_text())

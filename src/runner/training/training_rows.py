@@ -1,6 +1,6 @@
 """Which rows train and validate a detector, and the key of a training plan.
 
-Why its own module: every recipe (`runner.verifiers.recipes`), the learning-curve script and
+Why its own module: every recipe (`runner.training.recipes`), the learning-curve script and
 the similarity-gate measurement hold out the same context groups for the same seed, so the
 split, the row samples and the plan key are defined once here, as is the check that the
 loaded data can train a detector at all.

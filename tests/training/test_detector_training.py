@@ -8,17 +8,15 @@ from tests.conftest import real_data_dir
 from tests.routing.detector import minilm_dir, save_tiny_detector
 
 from runner.errors import ConfigError
-from runner.verifiers.detector_inputs import InputRule
-from runner.verifiers.detector_training import (
+from runner.training.detector_training import (
     IGNORE,
     TrainSettings,
     choose_threshold,
     epoch_batches,
     label_segments,
-    read_detector_card,
     train,
-    write_detector_card,
 )
+from runner.verifiers.detector_inputs import InputRule
 
 RULE = InputRule(rule="evidence", max_length=128)
 
@@ -126,15 +124,12 @@ def test_the_time_budget_stops_cleanly_and_keeps_the_best(tiny, data, tmp_path):
     assert (tmp_path / "best" / "model.safetensors").is_file()
 
 
-def test_the_threshold_maximises_validation_f1_and_the_card_round_trips(tmp_path):
+def test_the_threshold_maximises_validation_f1():
     y = np.array([0, 0, 1, 1, 0, 1])
     risk = np.array([0.1, 0.4, 0.35, 0.8, 0.2, 0.9])
     chosen = choose_threshold(y, risk)
     assert chosen["threshold"] == pytest.approx(0.35) and chosen["f1"] == pytest.approx(6 / 7)
     assert choose_threshold(np.zeros(3), risk[:3])["chosen_on_validation"] is False
-    write_detector_card(tmp_path, {"threshold": chosen["threshold"]})
-    assert read_detector_card(tmp_path) == {"threshold": chosen["threshold"]}
-    assert read_detector_card(tmp_path / "none") is None
 
 
 def test_bad_settings_fail_before_any_work():

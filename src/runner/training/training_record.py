@@ -16,7 +16,7 @@ import pandas as pd
 
 from runner.data import sha256_file, trained_parts
 from runner.results import StudyResult
-from runner.verifiers.training_rows import by_task
+from runner.training.training_rows import by_task
 
 
 def detector_card(

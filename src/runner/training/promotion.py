@@ -67,7 +67,7 @@ def verifier_ap(model: str, rows: pd.DataFrame, threads: int | None = None) -> f
     """AP of a detector on `rows`, scored as a user's study scores it: `LettuceDetectVerifier`
     over `model` (a folder or a ``models:/`` URI; its ``detector.json`` sets the input rule),
     float32, the settings of the registered pyfunc."""
-    from runner.verifiers.lettuce_detect import LettuceDetectVerifier
+    from runner.verifiers import LettuceDetectVerifier
 
     verifier = LettuceDetectVerifier(
         model=model, batch_size=16, evidence="full_context", threads=threads
@@ -157,8 +157,7 @@ def champion_on(
     Its recorded AP when its card holds the same validation rows; else scored here by the
     verifier loading ``models:/<name>/<version>`` (the version the alias points at now).
     """
-    from runner.verifiers.detector_training import read_detector_card
-    from runner.verifiers.loading import registered_folder
+    from runner.verifiers import read_detector_card, registered_folder
 
     version = alias_version(tracking_uri, name, alias)
     if version is None:

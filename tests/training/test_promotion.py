@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from runner.verifiers.promotion import (
+from runner.training.promotion import (
     CANDIDATE_ALIAS,
     Champion,
     answer_length_ap,

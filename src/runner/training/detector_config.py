@@ -11,8 +11,8 @@ from typing import Any, Optional
 
 from runner.features import ENCODER_PACKAGES
 from runner.settings import fields_of
-from runner.verifiers.detector_inputs import InputRule
-from runner.verifiers.detector_training import TrainSettings
+from runner.training.detector_training import TrainSettings
+from runner.verifiers import InputRule
 
 # OmegaConf reads these annotations at runtime and does not understand `X | None`.
 # ruff: noqa: UP045
@@ -37,7 +37,7 @@ RECIPES = ("token", "sentence")
 def _check_recipe(self: Any) -> None:
     """``recipe`` and ``aggregate`` name known ones (a ConfigError naming the key)."""
     from runner.errors import ConfigError
-    from runner.verifiers.sentence_pairs import AGGREGATES
+    from runner.verifiers import AGGREGATES
 
     if self.recipe not in RECIPES:
         raise ConfigError(f"detector.recipe {self.recipe!r} not in {RECIPES}")
@@ -119,7 +119,7 @@ TrainConf = make_dataclass(
         # positive, drawn with the seed (null: every pair)
         ("negatives_per_positive", Optional[float], field(default=None)),
         # sentence recipe: synthetic hallucinated sentences made from train rows, this many
-        # per real positive sentence (runner.verifiers.synthetic_rows; null: none)
+        # per real positive sentence (runner.training.synthetic_rows; null: none)
         ("synthetic_per_positive", Optional[float], field(default=None)),
         # the optimisation settings, declared once in TrainSettings; a training run here
         # takes a larger learning rate, and a time budget that is only a safety cap
@@ -158,8 +158,7 @@ def check_training_plan(detector: Any, conf: Any) -> None:
     from pathlib import Path
 
     from runner.errors import ConfigError
-    from runner.verifiers.checkpoint_check import check_tokenizer_present, check_weights_present
-    from runner.verifiers.loading import read_config_json
+    from runner.verifiers import check_tokenizer_present, check_weights_present, read_config_json
 
     for name in ("negatives_per_positive", "synthetic_per_positive"):
         if detector.recipe != "sentence" and getattr(conf, name) is not None:

@@ -18,9 +18,9 @@ from tests.conftest import real_data_dir
 from tests.routing.detector import minilm_dir, save_tiny_detector
 
 from runner.errors import ConfigError
-from runner.verifiers.detector_config import DEFAULT_RUN_MINUTES, TrainConf
+from runner.training.detector_config import DEFAULT_RUN_MINUTES, TrainConf
+from runner.training.detector_training import TrainSettings, label_segments, train
 from runner.verifiers.detector_inputs import InputRule
-from runner.verifiers.detector_training import TrainSettings, label_segments, train
 
 pytestmark = pytest.mark.slow
 RULE = InputRule(rule="evidence", max_length=128)
@@ -64,7 +64,7 @@ def test_the_default_run_stops_by_steps_on_a_machine_three_times_slower(
     steps = -(-len(train_data.labels) // settings.batch_size) * settings.epochs
     per_step = 3 * DEFAULT_RUN_MINUTES * 60 / steps  # the default run's time, three times over
     clock = iter(np.arange(0, 10_000) * per_step)
-    import runner.verifiers.detector_training as training
+    import runner.training.detector_training as training
 
     monkeypatch.setattr(training, "time", SimpleNamespace(perf_counter=lambda: next(clock)))
     result = train(_model(tiny), tokenizer, train_data, val_data, settings, tmp_path, False)
@@ -75,7 +75,7 @@ def test_the_default_run_stops_by_steps_on_a_machine_three_times_slower(
 def test_a_run_its_time_cap_cuts_short_says_so_on_the_console(tiny, data, tmp_path, caplog):
     tokenizer, train_data, val_data = data
     settings = TrainSettings(epochs=50, batch_size=8, time_budget_min=1e-4, seed=1)
-    with caplog.at_level(logging.WARNING, logger="runner.verifiers.detector_training"):
+    with caplog.at_level(logging.WARNING, logger="runner.training.detector_training"):
         result = train(_model(tiny), tokenizer, train_data, val_data, settings, tmp_path, False)
     assert result.stopped_by == "time_budget"
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
@@ -109,7 +109,7 @@ def test_row_counts_below_one_are_refused(value):
 
 
 def test_negative_share_and_frozen_layers_below_their_range_are_refused():
-    from runner.verifiers.detector_config import DetectorConf
+    from runner.training.detector_config import DetectorConf
 
     with pytest.raises(ConfigError, match="negatives_per_positive must be > 0"):
         TrainConf(negatives_per_positive=0)

@@ -2,7 +2,7 @@
 
 Why its own module: the recipe's inputs (`runner.verifiers.sentence_pairs`) carry one label
 per input instead of one per token, so batches and validation differ from the token
-recipe's; the loop does not. `train_sentences` runs `runner.verifiers.detector_training.train`
+recipe's; the loop does not. `train_sentences` runs `runner.training.detector_training.train`
 (seeded batch order, resumable atomic checkpoints, time budget, best-by-validation weights)
 with this module's batch builder and validation, so both recipes keep the same guarantees.
 
@@ -20,9 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from runner.verifiers.detector_training import TrainResult, TrainSettings, train
-from runner.verifiers.encoding import pad
-from runner.verifiers.sentence_pairs import AGGREGATES, SentencePairs, example_risks
+from runner.training.detector_training import TrainResult, TrainSettings, train
+from runner.verifiers import AGGREGATES, SentencePairs, example_risks, pad
 
 
 def pair_tensors(data: SentencePairs, rows: np.ndarray, pad_id: int, device: str, use_types: bool):

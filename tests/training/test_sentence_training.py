@@ -7,15 +7,15 @@ import pytest
 from tests.conftest import real_data_dir
 from tests.routing.detector import minilm_dir, save_tiny_sentence_detector
 
-from runner.verifiers.detector_inputs import InputRule
-from runner.verifiers.detector_training import TrainSettings
-from runner.verifiers.sentence_pairs import build_pairs
-from runner.verifiers.sentence_training import (
+from runner.training.detector_training import TrainSettings
+from runner.training.sentence_training import (
     example_labels,
     pair_metrics,
     pair_tensors,
     train_sentences,
 )
+from runner.verifiers.detector_inputs import InputRule
+from runner.verifiers.sentence_pairs import build_pairs
 from runner.verifiers.token_labels import gold_spans
 
 RULE = InputRule(rule="evidence", max_length=128)

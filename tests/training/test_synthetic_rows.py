@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from runner.verifiers.synthetic_rows import positive_sentences, swap_value, synthetic_rows
+from runner.training.synthetic_rows import positive_sentences, swap_value, synthetic_rows
 
 CONTEXT = "Apna Kitchen in Santa Barbara opens at 16:30 and has 4.5 stars. It closes at 21:00."
 ROWS = pd.DataFrame(

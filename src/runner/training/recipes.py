@@ -8,10 +8,10 @@ recipe is one function here returning `Trained`, and every guard (span labels, c
 cache files, the time cap, never promoting a worse model) applies to it unchanged.
 
 - ``token``: LettuceDetect's token classification over the whole answer
-  (`runner.verifiers.detector_training`); example risk = the largest token probability.
+  (`runner.training.detector_training`); example risk = the largest token probability.
 - ``sentence``: each answer sentence with the context sentences most relevant to it
   (`runner.verifiers.sentence_pairs`), a 2-label sequence classifier
-  (`runner.verifiers.sentence_training`); example risk = ``detector.aggregate`` of the
+  (`runner.training.sentence_training`); example risk = ``detector.aggregate`` of the
   sentences' probabilities.
 """
 
@@ -25,24 +25,24 @@ import numpy as np
 import pandas as pd
 
 from runner.errors import ConfigError
-from runner.verifiers.detector_config import RECIPES
-from runner.verifiers.detector_inputs import InputRule
-from runner.verifiers.detector_training import (
+from runner.training.detector_config import RECIPES
+from runner.training.detector_training import (
     TrainResult,
     TrainSettings,
     label_segments,
     predict_token_probs,
     train,
 )
-from runner.verifiers.sentence_pairs import (
+from runner.training.sentence_training import pair_metrics, predict_pair_probs, train_sentences
+from runner.training.synthetic_rows import positive_sentences, synthetic_rows
+from runner.verifiers import (
     AGGREGATES,
+    InputRule,
     build_pairs,
     example_risks,
+    gold_spans,
     subsample_negatives,
 )
-from runner.verifiers.sentence_training import pair_metrics, predict_pair_probs, train_sentences
-from runner.verifiers.synthetic_rows import positive_sentences, synthetic_rows
-from runner.verifiers.token_labels import gold_spans
 
 
 @dataclass
