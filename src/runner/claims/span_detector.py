@@ -183,13 +183,7 @@ class SpanDetector:
             self._adopt_trained_threshold()
         if not hasattr(self.verifier, "token_score_fingerprint"):
             cache = None  # nothing identifies its computation: never cached
-        fields = None
-        if cache is not None:
-            fields = score_fields(
-                self.verifier.token_score_fingerprint(),
-                {"batch_size": self.batch_size, "passage_separator": self.passage_separator},
-                inputs_sha256(questions, contexts, claims),
-            )
+        fields = None if cache is None else self._cache_fields(questions, contexts, claims)
         began = time.perf_counter()
         hit = cache.get(fields) if cache is not None else None
         if hit is not None:
@@ -212,6 +206,17 @@ class SpanDetector:
             seconds=seconds,
             cached=hit is not None,
             computed_seconds=computed,
+        )
+
+    def _cache_fields(
+        self, questions: Sequence[str], contexts: list[str], claims: Sequence[str]
+    ) -> dict:
+        """What identifies one call's token probabilities: the model's own fingerprint,
+        the settings that change them and the inputs (`runner.claims.span_cache`)."""
+        return score_fields(
+            self.verifier.token_score_fingerprint(),
+            {"batch_size": self.batch_size, "passage_separator": self.passage_separator},
+            inputs_sha256(questions, contexts, claims),
         )
 
     def _adopt_trained_threshold(self) -> None:

@@ -94,17 +94,7 @@ def scope_tables(
             at = metrics.ranking_metrics(y, s, ones)
             for metric in calibration_tables.METRICS:
                 points[row, a, metric] = float(at[metric][0])
-    for row in samples:
-        if row == ref_name:
-            continue
-        for (a, metric), values in samples[row].items():
-            result.add(
-                f"hri_predicted_delta{suffix}",
-                row,
-                f"{a}/{metric}",
-                points[row, a, metric] - points[ref_name, a, metric],
-                ci=percentile_interval(values - samples[ref_name][a, metric], boot.level),
-            )
+    _add_deltas(result, f"hri_predicted_delta{suffix}", samples, points, ref_name, boot.level)
     predicted = [k for k in points if not k[0].startswith("reference: ") and k[2] == "AUROC"]
     out: dict[str, Any] = {"responses": len(members), "systems": list(samples)}
     if predicted:
@@ -116,6 +106,29 @@ def scope_tables(
             "reference_same_aggregation": points[ref_name, best[1], "AUROC"],
         }
     return out
+
+
+def _add_deltas(
+    result: StudyResult,
+    table: str,
+    samples: dict[str, dict],
+    points: dict[tuple[str, str, str], float],
+    ref_name: str,
+    level: float,
+) -> None:
+    """Each system's difference from the reference labels, per aggregation and metric, with
+    the percentile interval of the paired resampled differences."""
+    for row in samples:
+        if row == ref_name:
+            continue
+        for (a, metric), values in samples[row].items():
+            result.add(
+                table,
+                row,
+                f"{a}/{metric}",
+                points[row, a, metric] - points[ref_name, a, metric],
+                ci=percentile_interval(values - samples[ref_name][a, metric], level),
+            )
 
 
 def response_scopes(
