@@ -13,7 +13,7 @@ tasks), RAGScope-E fitted on RAGTruth train (not timed):
   logged pyfunc model (features, risk, decision), each batch written to the work
   folder; as one batch (the in-memory path: the whole file at once) and in batches of
   ``--batch-rows`` (default 900: twelve batches for two workers to share; `route`'s
-  default is 10,000 rows), on 1 and 2 worker processes (`runner.routing.engines`).
+  default is 10,000 rows), on 1 and 2 worker processes (`runner.routing.route.engines`).
   Figures are per routed row. No per-row result is reused across copies (the features
   keep contexts, not answers), so a copy costs what a new row with a known context does.
 
@@ -56,8 +56,8 @@ from runner.data import RagStream, load_ragtruth
 from runner.features import LEXICAL_FEATURE_NAMES, TFIDF_FEATURE_NAMES, family, lexical_features
 from runner.features import tfidf_vectors as vectors
 from runner.gates import ENHANCED_FEATURES, LogitGate
-from runner.routing import RoutedModel, WorkFolder, engines, stream
 from runner.routing.model import RoutingModel, signature
+from runner.routing.route import RoutedModel, WorkFolder, engines, stream
 from runner.text import tokenize
 
 

@@ -27,7 +27,7 @@ from runner.data import load_ragtruth
 from runner.evaluation import GroupedKFold
 from runner.features import lexical_features
 from runner.gates import ENHANCED_FEATURES, LogitGate
-from runner.routing import budget_thresholds
+from runner.routing.contract import budget_thresholds
 from runner.routing.model import INPUT_FIELDS, RoutingModel, signature
 
 

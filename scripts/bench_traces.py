@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     import traced_rag_demo
     from runner.config import register_configs
     from runner.data import load_mlflow_traces, search_all
-    from runner.routing import load_routed_model
+    from runner.routing.route import load_routed_model
     from runner.scorers import registered_gate_scorer
 
     register_configs()

@@ -77,7 +77,7 @@ class ModelLink:
     uri: str | None = None  # the URI the run asked for (e.g. ``models:/<name>@champion``)
     records: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Version tag -> a JSON record for the version, stamped with the run's id (``run_id``)
-    when it is written, e.g. the audit's running test (`runner.routing.sequential`)."""
+    when it is written, e.g. the audit's running test (`runner.routing.audit.sequential`)."""
 
 
 class RunFeedback(Protocol):
@@ -126,7 +126,7 @@ class StudyResult:
         ``audit_alarm``, ``shift_ks_p``).
     trace_feedback : RunFeedback or None
         Assessments to log onto MLflow traces once the run id is known
-        (`runner.routing.trace_feedback.TraceFeedback`, from `route` over traces).
+        (`runner.routing.audit.trace_feedback.TraceFeedback`, from `route` over traces).
     """
 
     cells: list[Cell] = field(default_factory=list)

@@ -434,7 +434,7 @@ def hand_over(
 
 
 FEEDBACK_COUNTS = ("added", "updated", "left")
-"""What a feedback summary counts per assessment name (`runner.routing.trace_feedback`)."""
+"""What a feedback summary counts per assessment name (`runner.routing.audit.trace_feedback`)."""
 
 
 def report_feedback(

@@ -64,7 +64,7 @@ def test_markdown_has_the_tables_and_cost_not_the_curve_points_and_html_inlines_
 def recommended(**contract) -> dict:
     """A recommendation on synthetic rows (risk ~ U(0, 1), P(y | risk) = risk)."""
     from runner.routing import RoutingConf
-    from runner.routing.recommendation import Scored, recommend
+    from runner.routing.report.recommendation import Scored, recommend
 
     rng = np.random.default_rng(0)
     risk = rng.random(2000)

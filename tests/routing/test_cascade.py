@@ -1,4 +1,5 @@
-"""The verifier cascade's rules (`runner.routing.cascade`), and a saved BERT detector in it.
+"""The verifier cascade's rules (`runner.routing.contract.cascade`), and a saved BERT
+detector in it.
 
 Which rows reach the verifier, the decision at the verifier threshold, where the threshold
 comes from, and the cascade's ranking; then a tiny random BERT token classifier saved with
@@ -19,8 +20,9 @@ from tests.routing.detector import ragtruth_file, save_tiny_detector
 
 from runner.errors import ConfigError
 from runner.results import StudyResult
-from runner.routing import RoutingConf, calibrate_cascade, cascade_shares, decide
-from runner.routing.cascade import (
+from runner.routing import RoutingConf
+from runner.routing.contract import calibrate_cascade, cascade_shares, decide
+from runner.routing.contract.cascade import (
     RoutedCascade,
     cascade_risk,
     final_decisions,
@@ -28,9 +30,9 @@ from runner.routing.cascade import (
     score_band,
     verifier_threshold,
 )
-from runner.routing.registry import RoutedModel
-from runner.routing.risk_control import CascadeCalibration, CascadeMasks, cascade_masks
-from runner.routing.stream import route_frame
+from runner.routing.contract.risk_control import CascadeCalibration, CascadeMasks, cascade_masks
+from runner.routing.route.registry import RoutedModel
+from runner.routing.route.stream import route_frame
 from runner.verifiers import LettuceDetectVerifier
 
 

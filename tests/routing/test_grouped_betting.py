@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from runner.routing.grouped_betting import betting_accept_threshold
-from runner.routing.population_check import Population
+from runner.routing.guarantee.grouped_betting import betting_accept_threshold
+from runner.routing.guarantee.population_check import Population
 
 
 def clustered(n_groups: int, seed: int) -> Population:

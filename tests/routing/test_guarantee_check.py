@@ -7,7 +7,7 @@ import pytest
 from scipy.stats import binom
 
 from runner.routing import RoutingConf
-from runner.routing.guarantee_check import (
+from runner.routing.guarantee.guarantee_check import (
     group_split,
     hindsight_share,
     oracle_fixed,
@@ -104,7 +104,7 @@ def test_with_verifier_scores_the_cascade_is_routed_beside_the_gate():
 
 
 def test_the_verifier_auroc_is_read_on_the_verify_band_only():
-    from runner.routing.guarantee_check import band_auroc
+    from runner.routing.guarantee.guarantee_check import band_auroc
 
     y = np.array([0, 1, 0, 1, 0, 1])
     verifier = np.array([0.9, 0.1, 0.2, 0.8, 0.3, 0.7])  # wrong on rows 0-1 only
@@ -125,7 +125,7 @@ def test_a_cascade_whose_verifier_accepts_nothing_sends_it_nothing():
 
 def test_the_tables_pair_the_cascade_with_the_gate_split_by_split():
     from runner.results import StudyResult
-    from runner.routing.guarantee_tables import CASCADE_GAIN_GOAL, add_tables
+    from runner.routing.guarantee.guarantee_tables import CASCADE_GAIN_GOAL, add_tables
 
     routing = RoutingConf(accept_rule="risk_controlled", max_accepted_risk=0.1, delta=0.1)
     outcomes = []

@@ -1,4 +1,4 @@
-"""The operating report's tables (`runner.routing.operating_tables`), as a specification.
+"""The operating report's tables (`runner.routing.report.operating_tables`), as a specification.
 
 What a gate does at the contract's budgets, with context-group intervals, and whether its
 ranking survives a source it was not fitted on. The source-shift numbers come from the
@@ -21,7 +21,7 @@ from runner.errors import DataError
 from runner.evaluation import source_shift as ss
 from runner.evaluation.config import BootstrapConf
 from runner.results import StudyResult
-from runner.routing import operating_tables as tables
+from runner.routing.report import operating_tables as tables
 
 BOOT = BootstrapConf(n_resamples=50, level=0.95, seed=3)
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from runner.routing.config import RoutingConf
-from runner.routing.population_check import Population, draw_outcomes, population_frame
+from runner.routing.guarantee.population_check import Population, draw_outcomes, population_frame
 
 
 def population(n_groups: int = 600, seed: int = 0) -> Population:

@@ -11,14 +11,14 @@ import re
 
 import numpy as np
 
-from runner.routing import (
-    RoutingConf,
+from runner.routing import RoutingConf
+from runner.routing.contract import (
     cascade_infeasible_message,
     contract_thresholds,
     infeasible_message,
 )
-from runner.routing.reach import ACCEPT, REVIEW, closest_fit, side_fits
-from runner.routing.risk_control import certify_accept
+from runner.routing.contract.reach import ACCEPT, REVIEW, closest_fit, side_fits
+from runner.routing.contract.risk_control import certify_accept
 
 BOTH = {"accept_rule": "risk_controlled", "review_rule": "precision_controlled"}
 

@@ -8,15 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runner.routing import (
-    RoutingConf,
-    budget_thresholds,
-    contract_thresholds,
-    infeasible_message,
-    ship_command,
-)
-from runner.routing import recommendation as rec
-from runner.routing.risk_control import calibrate_cascade
+from runner.routing import RoutingConf
+from runner.routing.contract import budget_thresholds, contract_thresholds, infeasible_message
+from runner.routing.contract.risk_control import calibrate_cascade
+from runner.routing.report import recommendation as rec
+from runner.routing.report import ship_command
 
 ROOT = Path(__file__).resolve().parents[2]
 

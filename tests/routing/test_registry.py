@@ -1,4 +1,4 @@
-"""Loading a registered routing model (`runner.routing.registry`), as a specification.
+"""Loading a registered routing model (`runner.routing.route.registry`), as a specification.
 
 Against a real MLflow store (SQLite in a temporary folder): a ``models:/`` URI names a
 version by alias or number; loading returns the pyfunc model with the metadata it was
@@ -19,7 +19,7 @@ from runner.errors import ConfigError
 from runner.gates import FeatureGate
 from runner.results import ModelSpec
 from runner.routing.model import RoutingModel, signature
-from runner.routing.registry import RoutedModel, load_routed_model, parse_model_uri
+from runner.routing.route.registry import RoutedModel, load_routed_model, parse_model_uri
 from runner.tracking import register_model
 
 EXAMPLE = pd.DataFrame(

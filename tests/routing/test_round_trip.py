@@ -25,7 +25,7 @@ from tests.conftest import run_experiment as experiment
 from runner.config import register_configs
 from runner.errors import ConfigError, DataError
 from runner.pipeline import run
-from runner.routing.thresholds import decide
+from runner.routing.contract.thresholds import decide
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "rag_file" / "rag_example.jsonl"

@@ -10,11 +10,11 @@ import pytest
 from scipy.stats import beta
 
 from runner.errors import DataError
-from runner.routing.audit import estimate
+from runner.routing.audit.interval import estimate
+from runner.routing.audit.shift import risk_profile
 from runner.routing.model import InputError, check_input
-from runner.routing.shift import risk_profile
-from runner.routing.stream_report import shift_check
-from runner.routing.traffic import audit_sample, handle_unseen, realised
+from runner.routing.report.stream_report import shift_check
+from runner.routing.route.traffic import audit_sample, handle_unseen, realised
 
 
 def test_unseen_sources_stop_the_run_under_error_and_only_warn_otherwise(caplog):

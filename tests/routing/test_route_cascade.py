@@ -24,7 +24,7 @@ from tests.routing.detector import ragtruth_file, save_tiny_detector
 
 from runner.config import register_configs
 from runner.errors import ConfigError
-from runner.routing import cascade_shares
+from runner.routing.contract import cascade_shares
 
 ROOT = Path(__file__).resolve().parents[2]
 GATE_COLUMNS = ["id", "risk", "decision", "audit", "source", "unseen_source", "model", "reason"]
@@ -191,7 +191,7 @@ def test_a_limit_cuts_rows_before_the_gate_and_the_verifier_see_them(
         data = tmp_path / "rows.csv"
         pd.read_json(rows, lines=True, dtype=False).to_csv(data, index=False)
 
-    from runner.routing import stream
+    from runner.routing.route import stream
 
     seen_by_gate: list[int] = []
     route_frame = stream.route_frame

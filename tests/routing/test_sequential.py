@@ -1,4 +1,4 @@
-"""The running audit test (`runner.routing.sequential`): anytime-valid, fast to alarm,
+"""The running audit test (`runner.routing.audit.sequential`): anytime-valid, fast to alarm,
 continued across runs with exactly the numbers of one pass."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import beta
 
-from runner.routing import sequential as sq
+from runner.routing.audit import sequential as sq
 
 ALPHA, DELTA = 0.1, 0.1
 

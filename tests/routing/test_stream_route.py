@@ -29,10 +29,10 @@ from runner.data.rag_file import load_rag_file
 from runner.data.ragtruth import load_ragtruth
 from runner.errors import DataError
 from runner.reporting.outputs import write_parquet
-from runner.routing import engines
-from runner.routing.registry import load_routed_model
-from runner.routing.stream import route_frame
-from runner.routing.traffic import audit_sample
+from runner.routing.route import engines
+from runner.routing.route.registry import load_routed_model
+from runner.routing.route.stream import route_frame
+from runner.routing.route.traffic import audit_sample
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "rag_file" / "rag_example.jsonl"

@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import binom, binomtest
 
 from runner.routing import RoutingConf
-from runner.routing.risk_control import (
+from runner.routing.contract.risk_control import (
     best_achievable,
     binomial_pvalue,
     calibrate_cascade,
@@ -17,7 +17,7 @@ from runner.routing.risk_control import (
     certify_review,
     start_rows,
 )
-from runner.routing.thresholds import (
+from runner.routing.contract.thresholds import (
     budget_thresholds,
     contract_thresholds,
     decide,

@@ -16,7 +16,7 @@ from tests.data.test_mlflow_traces import log_trace, store  # noqa: F401 (fixtur
 
 from runner.data.trace_audit import load_trace_audit_labels
 from runner.errors import DataError
-from runner.routing import TraceFeedback
+from runner.routing.audit import TraceFeedback
 
 THRESHOLDS = {"review_at": 0.7, "accept_at": 0.3, "rule": "budget"}
 NAMES = ("ragscope_risk", "ragscope_decision", "ragscope_audit")

@@ -16,7 +16,7 @@ import pytest
 from tests.conftest import run_experiment as experiment
 
 from runner.errors import DataError
-from runner.routing import sequential
+from runner.routing.audit import sequential
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "rag_file" / "rag_example.jsonl"

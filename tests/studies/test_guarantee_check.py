@@ -10,7 +10,7 @@ from tests.conftest import real_data_dir
 from tests.conftest import run_experiment as experiment
 
 from runner.errors import ConfigError
-from runner.routing.guarantee_tables import METHOD_LABELS
+from runner.routing.guarantee.guarantee_tables import METHOD_LABELS
 
 pytestmark = pytest.mark.slow
 SPLITS = 20

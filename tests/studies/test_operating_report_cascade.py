@@ -21,7 +21,7 @@ from runner.config import register_configs
 from runner.errors import ConfigError
 from runner.evaluation.metrics import average_precision
 from runner.evaluation.operating import accepted_risk, review_precision
-from runner.routing.thresholds import budget_thresholds, decide
+from runner.routing.contract.thresholds import budget_thresholds, decide
 
 ROOT = Path(__file__).resolve().parents[2]
 CASCADE = "ragscope_e -> detector"

@@ -4,10 +4,10 @@ Why a loader of its own: the audit (`runner.studies.audit`) estimates the accept
 from a seeded random sample of accepted rows, so a label is only usable when its row was
 accepted and (by default) marked for audit by the route run. Checking that here, naming
 file, row and field, keeps a wrong labels file from ever reaching the estimate
-(`runner.routing.audit.estimate`).
+(`runner.routing.audit.interval.estimate`).
 
 The rows come out in audit order, the order of the route run's decisions, whatever the
-labels file's order: the audit's running test (`runner.routing.sequential`) feeds new rows
+labels file's order: the audit's running test (`runner.routing.audit.sequential`) feeds new rows
 in this order, and its bets stay valid only in an order not chosen from the labels.
 """
 
@@ -26,7 +26,7 @@ from runner.data.response_frame import as_id
 from runner.data.row_issues import IssueLog
 from runner.errors import ConfigError, DataError, DataNotFoundError
 
-LOADER = "runner.routing.audit"
+LOADER = "runner.routing.audit.interval"
 """Loader identity in the data fingerprint; kept from the loader's first home so the
 fingerprints of audit data recorded before the move still match."""
 LOADER_VERSION = 1

@@ -11,7 +11,7 @@ problems, named by file, row and field.
 Fields are decided once, before the first batch is routed: from the Parquet schema (every
 shard of a folder must hold the same columns) or from the first batch of a JSONL file (a
 field first seen in a later batch fails, naming its line). Repeated ids across batches and
-``limit`` belong to the router (`runner.routing.stream`), which sees batches in order.
+``limit`` belong to the router (`runner.routing.route.stream`), which sees batches in order.
 """
 
 from __future__ import annotations

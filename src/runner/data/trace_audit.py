@@ -1,7 +1,7 @@
 """Audit labels read from the traces themselves (`dataset=mlflow_trace_audit`): no file.
 
 Why: after `route` over ``dataset=mlflow_traces`` the decisions are assessments on the
-traces (`runner.routing.trace_feedback`) and reviewers judge the marked traces in the MLflow
+traces (`runner.routing.audit.trace_feedback`) and reviewers judge the marked traces in the MLflow
 UI, which stores each judgement as a human feedback assessment. This loader joins the two
 on the trace and hands `runner.studies.audit` the same frame as `load_audit_labels` does
 (``id, label, risk, model``), so route -> review in the UI -> audit needs no export.

@@ -134,7 +134,7 @@ def route_answer(trace: Any, name: str) -> Any | None:
     """The trace's current `route` answer `name`: the newest valid one, any model version.
 
     Why one rule for everyone: `route` supersedes its earlier answer when a rerun changes
-    it (`runner.routing.trace_feedback`) and the audit reads it back
+    it (`runner.routing.audit.trace_feedback`) and the audit reads it back
     (`runner.data.trace_audit`); both must agree on which answer is the current one.
     """
     return newest(

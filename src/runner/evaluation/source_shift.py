@@ -1,8 +1,8 @@
 """Source-shift evaluation: zero-shot, cross-source (leave one source out) and target-only.
 
-Why here: RQ5 and the operating report (`runner.routing.operating_tables`) both ask "does a learned
-gate survive a new source?", and they need the same loops, their interval and
-standard-error rules and the labels that say how many target rows were really used. The
+Why here: RQ5 and the operating report (`runner.routing.report.operating_tables`) both ask
+"does a learned gate survive a new source?", and they need the same loops, their interval
+and standard-error rules and the labels that say how many target rows were really used. The
 studies keep their recipes and tables; the loops live here, once (`bootstrap_by_source`,
 `fit_target_samples`, `samples_by_source`), and receive built gates and splitters, so this
 module depends on no gate or feature code.

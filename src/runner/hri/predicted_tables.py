@@ -51,7 +51,7 @@ def collection_responses(
     return chosen, references
 
 
-def scope_tables(
+def ranking_tables(
     result: StudyResult,
     suffix: str,
     members: list[int],
@@ -153,12 +153,12 @@ def ranking_scopes(
     aggregations: list[str],
     boot: BootstrapConf,
 ) -> dict[str, Any]:
-    """Each scope's ranking and delta tables (`scope_tables`, the scope's position in the
+    """Each scope's ranking and delta tables (`ranking_tables`, the scope's position in the
     bootstrap seed); returns each scope's summary by its name."""
     y_all = np.array([r.outcome for r in responses], dtype=np.float64)
     out: dict[str, Any] = {}
     for si, (suffix, members) in enumerate(scopes):
-        out[suffix or "every response"] = scope_tables(
+        out[suffix or "every response"] = ranking_tables(
             result, suffix, members, y_all, scored, responses, ref_name, aggregations, boot,
             [boot.seed, si],
         )  # fmt: skip

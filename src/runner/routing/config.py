@@ -46,7 +46,7 @@ class RoutingConf:
     ray_address: Optional[str] = None
     ray_workers: int = 1
     # engine=local: processes routing batches side by side (forked, each with the loaded
-    # model; runner.routing.engines.local_workers); None = one per core this process may use
+    # model; runner.routing.route.engines.local_workers); None = one per core this process may use
     workers: Optional[int] = None
     work_dir: Optional[str] = None
 

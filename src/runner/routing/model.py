@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from runner.data import PASSAGE_JOIN
-from runner.routing.thresholds import decide
+from runner.routing.contract import decide
 from runner.text import unreadable_reason
 
 INPUT_FIELDS = ("question", "context", "answer")
@@ -111,7 +111,7 @@ class RoutingModel(_pyfunc_base()):
     gate : fitted gate
         Anything with ``score(frame) -> risk`` on raw question/context/answer.
     review_at, accept_at : float
-        Thresholds of `runner.routing.thresholds.decide`.
+        Thresholds of `runner.routing.contract.thresholds.decide`.
     training_sources : sequence of str, optional
         Sources the gate was fitted on; a request row whose ``source`` is not among them is
         flagged ``unseen_source`` (as `route` flags it).

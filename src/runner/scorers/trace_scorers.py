@@ -100,7 +100,7 @@ def registered_gate_scorer(
     The model (``models:/<name>@<alias>`` or ``models:/<name>/<version>``) is loaded once,
     on the first trace; the rationale adds its decision and thresholds to the evidence.
     """
-    from runner.routing import load_routed_model
+    from runner.routing.route import load_routed_model
 
     loaded: dict[str, Any] = {}
 
@@ -130,7 +130,7 @@ def verifier_scorer(
     """A scorer from a verifier (`runner.verifiers`): value = its risk on the row.
 
     The model is loaded on the first trace (``verifier.load()`` when it has one), as the
-    routing cascade does (`runner.routing.cascade.score_band`).
+    routing cascade does (`runner.routing.contract.cascade.score_band`).
     """
     state: dict[str, bool] = {}
 

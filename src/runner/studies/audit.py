@@ -7,22 +7,21 @@ were routed by from the run's store; the run is linked to it (`ModelLink`: the r
 tagged with the version, the version's ``last_audit_run`` tag names the run).
 
 Two answers, side by side. The one-shot Clopper-Pearson interval judges this run's labels
-alone (`runner.routing.audit.estimate`). The running test (`runner.routing.sequential`)
-judges every row audited for this model version so far: each run continues the test the
-last *finished* audit run of the version left on it (version tag
-``audit_sequential_state``, written through ``ModelLink.records``), so looking after
+alone (`runner.routing.audit.interval.estimate`). The running test
+(`runner.routing.audit.sequential`) judges every row audited for this model version so far:
+each run continues the test the last *finished* audit run of the version left on it (version
+tag ``audit_sequential_state``, written through ``ModelLink.records``), so looking after
 every batch is allowed and an alarm (``violated``) keeps its error ``delta``. Its delta is
 the contract's: ``risk_control.delta`` from the model when fitted risk-controlled, else
-``routing.delta``. Each row counts once, by its id: the run feeds only ids the test has
-not counted, in the route run's order (never the labels file's: an order chosen from the
-labels would void the test), says how many it added and how many were counted already,
-and refuses a label that changed since its row was counted (`DataError`, nothing moves).
-The ids counted so far go into the run's ``audit_counted.parquet``, which the next audit
-reads back (`runner.routing.sequential.resume`). The run logs the test's path row by row
-as metric histories (``series/audit_e_value``, ``series/audit_cs_high``,
-``series/audit_risk``, ``series/audit_alarm``, step = audited rows over every run of the
-version), the metric ``audit_alarm`` and the tags ``audit_alarm`` and
-``audit_sequential_verdict``.
+``routing.delta``. Each row counts once, by its id: the run feeds only ids the test has not
+counted, in the route run's order (never the labels file's: an order chosen from the labels
+would void the test), says how many it added and how many were counted already, and refuses
+a label that changed since its row was counted (`DataError`, nothing moves). The ids counted
+so far go into the run's ``audit_counted.parquet``, which the next audit reads back
+(`runner.routing.audit.sequential.resume`). The run logs the test's path row by row as
+metric histories (``series/audit_e_value``, ``series/audit_cs_high``, ``series/audit_risk``,
+``series/audit_alarm``, step = audited rows over every run of the version), the metric
+``audit_alarm`` and the tags ``audit_alarm`` and ``audit_sequential_verdict``.
 """
 
 from __future__ import annotations
@@ -33,7 +32,9 @@ from typing import Any
 
 from runner.errors import DataError
 from runner.results import ModelLink, StudyResult
-from runner.routing import RoutingConf, estimate, load_routed_model, sequential
+from runner.routing import RoutingConf
+from runner.routing.audit import estimate, sequential
+from runner.routing.route import load_routed_model
 from runner.studies.contract import RunContext, Study
 
 log = logging.getLogger(__name__)

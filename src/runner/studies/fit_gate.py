@@ -4,8 +4,8 @@ Thresholds come from out-of-fold scores (grouped CV): budgets (``routing.review_
 ``routing.accept_budget``), or certified bounds (``routing.accept_rule=risk_controlled``:
 accepted risk <= ``max_accepted_risk``; ``routing.review_rule=precision_controlled``:
 review precision >= ``min_review_precision``; both with probability 1 - ``routing.delta``,
-`runner.routing.risk_control`). A target these rows cannot certify stops the run with one
-line saying which side binds and the tightest targets that fit (`runner.routing.reach`).
+`runner.routing.contract.risk_control`). A target these rows cannot certify stops the run with one
+line saying which side binds and the tightest targets that fit (`runner.routing.contract.reach`).
 With ``routing.verifier=<name>`` the cascade is calibrated as one system: the gate's
 accept threshold and the verifier's threshold chosen together for the final accepted risk,
 at the least verifier cost (`calibrate_cascade`), and registered with the model
@@ -35,17 +35,16 @@ from runner.errors import ConfigError, DataError
 from runner.evaluation import BootstrapConf, score_gates
 from runner.features import with_lexical_features
 from runner.results import ModelSpec, StudyResult
-from runner.routing import (
+from runner.routing import RoutingConf
+from runner.routing.audit import shift
+from runner.routing.contract import (
     Contract,
-    RoutingConf,
     cascade,
     cascade_infeasible_message,
-    contract_record,
     infeasible_message,
-    operating_tables,
     set_contract,
-    shift,
 )
+from runner.routing.report import contract_record, operating_tables
 from runner.run_record import TrackingConf
 from runner.studies.contract import RunContext, Study, check_named
 
@@ -122,7 +121,7 @@ class FitGate(Study, name="fit_gate", titles=TITLES):
             [routing.review_budget],
             [b for b in {routing.accept_budget, round(accept_budget, 6)} if b > 0],
         )
-        realised = contract_record.realised(y, risk, thresholds)
+        realised = contract_record.oof_realised(y, risk, thresholds)
         cascade_cal = None if calibrated is None else calibrated[0].cascade
         contract_record.add_contract_cells(result, thresholds, realised, cascade_cal)
         fitted = clone(gate).fit(frame, y) if getattr(gate, "needs_fit", False) else gate

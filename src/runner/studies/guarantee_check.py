@@ -1,8 +1,8 @@
 """Is the routing contract's bound true on held-out rows, and does it say when it breaks?
 
 The guarantee of a risk-controlled contract (accepted risk <= α with probability 1 - δ,
-`runner.routing.risk_control`) is a theorem under exchangeability. This study shows it on
-labelled data the way a team would meet it (`runner.routing.guarantee_check`):
+`runner.routing.contract.risk_control`) is a theorem under exchangeability. This study shows it on
+labelled data the way a team would meet it (`runner.routing.guarantee.guarantee_check`):
 
 - **in distribution**: ``study.params.splits`` grouped calibration/test splits of the whole
   file; the gate's out-of-fold risks (grouped CV, ``split``) are calibrated on one side and
@@ -14,7 +14,7 @@ labelled data the way a team would meet it (`runner.routing.guarantee_check`):
   else ``source``): the gate fitted and calibrated on the other values (out of fold there),
   and rows of the held-out value routed, over the same number of splits. The guarantee's
   assumption fails here; the report says how often a bound broke and whether each
-  violation (of either bound) came with the shift flag (`runner.routing.shift`: the KS
+  violation (of either bound) came with the shift flag (`runner.routing.audit.shift`: the KS
   test of routed against calibration risks at p < 0.01, and rows from a source
   calibration never had).
 
@@ -22,7 +22,7 @@ labelled data the way a team would meet it (`runner.routing.guarantee_check`):
   pooled, `dataset=ragtruth_pooled`): ``study.params.population_splits`` calibration draws
   of each size in ``population_rows`` (whole context groups), the contract set at each α of
   ``population_alphas``, and the population accepted risk of each threshold computed
-  exactly (`runner.routing.population_check`). The violation rate with its exact interval
+  exactly (`runner.routing.guarantee.population_check`). The violation rate with its exact interval
   must stay <= δ; beside it the held-out complement's rate (which reads high), MAPIE's
   controller, and the share against the population's best fixed threshold (hindsight).
 
@@ -45,14 +45,10 @@ from runner.errors import ConfigError
 from runner.evaluation import score_gates
 from runner.features import with_lexical_features
 from runner.results import StudyResult
-from runner.routing import (
-    RoutingConf,
-    cascade,
-    guarantee_check,
-    guarantee_tables,
-    population_check,
-    shift,
-)
+from runner.routing import RoutingConf
+from runner.routing.audit import shift
+from runner.routing.contract import cascade
+from runner.routing.guarantee import guarantee_check, guarantee_tables, population_check
 from runner.studies.contract import RunContext, Study, check_named
 
 IN_DISTRIBUTION = guarantee_tables.IN_DISTRIBUTION
@@ -76,7 +72,7 @@ class Params:
     shift: bool = True
     max_share_gap: float = 0.05  # goal: accepted share within this of the oracle's
     mapie_reference: bool = True  # MAPIE's controller on the same splits, in distribution
-    # the population check (`runner.routing.population_check`); no sizes: not run
+    # the population check (`runner.routing.guarantee.population_check`); no sizes: not run
     population_rows: list[int] = field(default_factory=lambda: [500, 1350, 3000])
     population_alphas: list[float] = field(default_factory=lambda: [0.1, 0.2])
     population_splits: int = 500

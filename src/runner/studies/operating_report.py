@@ -7,8 +7,8 @@ from raw text, and, when ``source`` has two or more values, leave-source-out and
 target-label rows. With ``routing.verifier=<name>`` (a configured verifier), the report
 adds that verifier on every row and the cascade (``routing.gate`` on every row, the
 verifier on its verify band at the contract's budgets) to every table, and a ``cascade``
-table with their ms/example (`runner.routing.cascade_report`). It closes with a
-recommendation (`runner.routing.recommendation`): what to ship at the run's contract, its
+table with their ms/example (`runner.routing.report.cascade_report`). It closes with a
+recommendation (`runner.routing.report.recommendation`): what to ship at the run's contract, its
 thresholds as `fit_gate` sets them, the bounds, the cost per 1,000 rows, the next budgets
 and the `fit_gate` command. Writes ``report.md`` / ``report.html`` with the figures inline.
 """
@@ -31,7 +31,9 @@ from runner.evaluation import (
 )
 from runner.features import with_lexical_features
 from runner.results import StudyResult
-from runner.routing import RoutingConf, cascade, cascade_report, operating_tables, recommendation
+from runner.routing import RoutingConf
+from runner.routing.contract import cascade
+from runner.routing.report import cascade_report, operating_tables, recommendation
 from runner.studies.contract import RunContext, Study, check_named, configured
 
 TITLES = {

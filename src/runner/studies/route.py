@@ -1,21 +1,21 @@
 """Route unlabelled traffic through a registered gate: accept, verify or review each answer.
 
-The input is read and routed in batches of ``routing.batch_rows`` (`runner.routing.stream`):
+The input is read and routed in batches of ``routing.batch_rows`` (`runner.routing.route.stream`):
 memory follows the batch, not the file; finished batches are kept in a work folder, so a
 killed run continues where it stopped when run again; ``routing.engine=ray`` routes the
-same batches on a Ray cluster (`runner.routing.engines`), with the same decisions.
+same batches on a Ray cluster (`runner.routing.route.engines`), with the same decisions.
 Writes ``decisions.parquet`` (``id, risk, decision, audit`` plus ``source``,
 ``unseen_source`` and the model version) and a summary (counts per decision, ms/example).
 Every input row is accounted for: rows the loader skipped (``dataset.skip_invalid=true``)
 are listed in ``skipped.parquet`` with ``decision=invalid`` and the reason, and the
 summary, the console and the MLflow metrics say "N read, M routed, K skipped".
 Over ``dataset=mlflow_traces`` the decisions also go back onto the traces as assessments
-(`runner.routing.trace_feedback`; ``trace_assessments.json`` counts them).
+(`runner.routing.audit.trace_feedback`; ``trace_assessments.json`` counts them).
 The risks come from the registered pyfunc model, the same object `mlflow models serve`
 answers with; the study loads it from the run's store and the run is linked to its
 version (``last_route_run``). Rows from sources the gate was not fitted on are reported
 loudly and handled by ``routing.on_unseen_source``. With ``routing.verifier=<name>`` the
-configured verifier scores the ``verify`` band only (`runner.routing.cascade`): its risk is
+configured verifier scores the ``verify`` band only (`runner.routing.contract.cascade`): its risk is
 the ``<name>_risk`` column and ``final_decision`` is the cascade's, the gate's ``decision``
 kept beside it; the rows sent and the verifier's ms/example go into the summary, the tables
 and MLflow. A model `fit_gate` calibrated as a cascade is routed exactly as calibrated
@@ -23,7 +23,7 @@ and MLflow. A model `fit_gate` calibrated as a cascade is routed exactly as cali
 is routed); a verified row is accepted below the calibrated threshold and otherwise stays
 ``verify``; a -inf threshold sends the verifier nothing. Its realised accept / verify /
 review shares and share sent to the verifier are set beside the fitted ones, and a gap
-beyond their intervals is warned about (`runner.routing.cascade_shares`). When the file
+beyond their intervals is warned about (`runner.routing.contract.cascade_shares`). When the file
 has labels, the realised review precision and accepted risk are reported beside the
 model's out-of-fold promise (and, with a verifier, after it).
 
@@ -34,7 +34,7 @@ from unseen sources and a KS test of the routed risks against the model's
 The ``shift`` block of the summary, the ``shift`` table, the run tag ``shift_flagged`` and
 the metrics ``unseen_source_share`` / ``shift_ks_p`` carry it, and a flagged route warns
 loudly. Over traces the flag is on the routing run and on every routed trace (assessment
-``ragscope_shift``, `runner.routing.trace_feedback`).
+``ragscope_shift``, `runner.routing.audit.trace_feedback`).
 """
 
 from __future__ import annotations
@@ -47,17 +47,16 @@ from tqdm.auto import tqdm
 from runner.data import RowStream, as_stream
 from runner.errors import ConfigError
 from runner.results import ModelLink, StudyResult
-from runner.routing import (
-    RoutingConf,
-    TraceFeedback,
+from runner.routing import RoutingConf
+from runner.routing.audit import TraceFeedback
+from runner.routing.contract import cascade, cascade_shares
+from runner.routing.report import stream_report
+from runner.routing.route import (
     WorkFolder,
-    cascade,
-    cascade_shares,
     engines,
     load_routed_model,
     parse_model_uri,
     stream,
-    stream_report,
     traffic,
     work_key,
     work_root,

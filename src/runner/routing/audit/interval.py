@@ -4,14 +4,14 @@ The labels are loaded (and checked against the route run's decisions) by
 `runner.data.audit_labels.load_audit_labels`.
 
 Why exact binomial intervals: the audit sample is a seeded random sample of accepted rows
-(`runner.routing.traffic.audit_sample`), so the hallucinated count among them is binomial;
+(`runner.routing.route.traffic.audit_sample`), so the hallucinated count among them is binomial;
 Clopper-Pearson holds its coverage at the small sample sizes audits have.
 
 Verdict: ``holds`` when the interval's upper end is at or below the target, ``violated``
 when its lower end is above it, ``inconclusive`` otherwise (audit more rows).
 
 This interval holds for one look at one sample. Audits that go on, batch after batch, are
-judged by the running test of `runner.routing.sequential` (anytime-valid, continued per
+judged by the running test of `runner.routing.audit.sequential` (anytime-valid, continued per
 model version); the audit study reports both.
 """
 

@@ -1,7 +1,7 @@
 """The audit as a running, anytime-valid test of "accepted risk <= target".
 
 Why sequential: audited labels arrive batch after batch, and people look after every
-batch. A fixed-sample interval (`runner.routing.audit.estimate`, Clopper-Pearson) read
+batch. A fixed-sample interval (`runner.routing.audit.interval.estimate`, Clopper-Pearson) read
 after each batch and acted on at the first bad look errs far more often than its level
 says. A test by betting (Waudby-Smith & Ramdas, "Estimating means of bounded random
 variables by betting", JRSS-B 2023) may be looked at after every row: its wealth is a

@@ -1,6 +1,6 @@
 """Has routed traffic moved away from the rows the thresholds were calibrated on?
 
-Why a stated test: every guarantee of the contract (`runner.routing.risk_control`) assumes
+Why a stated test: every guarantee of the contract (`runner.routing.contract.risk_control`) assumes
 the routed rows are exchangeable with the calibration rows. Two things break that visibly
 without labels: rows from a source the gate never saw, and a gate risk distribution that
 no longer looks like the calibration one. The second is a two-sample Kolmogorov-Smirnov

@@ -13,7 +13,7 @@ feedback assessments
   risk, the decision and the size of the sample and of the accepted rows it was drawn
   from); ``False`` where this run supersedes an earlier run's mark;
 - ``ragscope_shift``: whether the routing run flagged its traffic as moved from the
-  calibration data (`runner.routing.stream_report.shift_check`), on every routed trace,
+  calibration data (`runner.routing.report.stream_report.shift_check`), on every routed trace,
   rationale = the run's reason, metadata = the KS p-value and whether this trace's source
   is one the gate never saw. An answer of its own, so a rerun whose shift test reads
   differently updates this flag and leaves an unchanged decision as it is,
@@ -110,7 +110,7 @@ class TraceFeedback:
     model_version: str
     thresholds: dict[str, Any] = field(default_factory=dict)
     shift: dict[str, Any] | None = None
-    """The run's ``shift`` block (`runner.routing.stream_report.shift_check`); None: no
+    """The run's ``shift`` block (`runner.routing.report.stream_report.shift_check`); None: no
     ``ragscope_shift`` answers."""
     written: list[tuple[str, str]] = field(default_factory=list, repr=False)
     """(trace id, assessment id) of every assessment this run logged, in order."""

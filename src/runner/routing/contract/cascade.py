@@ -11,7 +11,7 @@ its risk into the same decision. The rules, in one place:
   with the verifier it was calibrated with (none or another is a configuration error, before
   any row is routed), at its calibrated threshold; a verified row is ``accept`` below it
   and otherwise stays ``verify`` (the calibration certifies only the verifier's accepts,
-  `runner.routing.risk_control.CascadeCalibration`), and a threshold of -inf (the
+  `runner.routing.contract.risk_control.CascadeCalibration`), and a threshold of -inf (the
   gate-alone path: the verifier accepts nothing) sends the verifier nothing;
 - otherwise (an uncalibrated cascade) a verified row is ``review`` when the verifier's risk
   >= the verifier threshold, else ``accept`` (`final_decisions`); the threshold is

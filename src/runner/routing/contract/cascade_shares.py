@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 
 from runner.results import StudyResult
-from runner.routing.cascade import RoutedCascade
-from runner.routing.risk_control import SHARE_LEVEL, share_interval
+from runner.routing.contract.cascade import RoutedCascade
+from runner.routing.contract.risk_control import SHARE_LEVEL, share_interval
 
 log = logging.getLogger(__name__)
 

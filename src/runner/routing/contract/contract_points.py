@@ -4,7 +4,7 @@ Why its own module: the recommendation compares gates, settings and budgets by t
 numbers — thresholds as `fit_gate` sets them (`set_contract`), the accept / verify /
 review shares, the bounds, the out-of-fold rates and the cost per 1,000 rows — and the
 "next budgets" rows and infeasible-target hints are the same computation at other
-settings. `runner.routing.recommendation` only ranks and words them.
+settings. `runner.routing.report.recommendation` only ranks and words them.
 """
 
 from __future__ import annotations
@@ -17,9 +17,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from runner.evaluation import confidence_text
-from runner.routing.reach import cascade_infeasible_message, closest_fit, infeasible_message
-from runner.routing.risk_control import cascade_masks
-from runner.routing.thresholds import Guarantee, decide, set_contract
+from runner.routing.contract.reach import (
+    cascade_infeasible_message,
+    closest_fit,
+    infeasible_message,
+)
+from runner.routing.contract.risk_control import cascade_masks
+from runner.routing.contract.thresholds import Guarantee, decide, set_contract
 
 ALPHA_GRID = (0.05, 0.10, 0.15, 0.20, 0.25, 0.30)
 """Accepted-risk targets the "next budgets" rows and the no-guarantee hint step through."""

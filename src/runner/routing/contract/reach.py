@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from runner.evaluation import confidence_text
-from runner.routing.risk_control import (
+from runner.routing.contract.risk_control import (
     TARGET_GRID,
     Certified,
     best_achievable,
@@ -30,7 +30,7 @@ from runner.routing.risk_control import (
     first_fit,
     tightest,
 )
-from runner.routing.thresholds import Thresholds, contract_thresholds, set_contract
+from runner.routing.contract.thresholds import Thresholds, contract_thresholds, set_contract
 
 
 @dataclass(frozen=True)

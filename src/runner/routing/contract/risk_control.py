@@ -24,7 +24,7 @@ the labels are seen. The order starts at `start_rows` rows, not at 1 %: a set to
 certify anything would stop the sequence on its first step. MAPIE's controller
 (Bonferroni-Holm over the candidates with Hoeffding-Bentkus p-values) was used before; it
 pays for every candidate and certifies far smaller sets (`guarantee_check` runs it beside
-this one on the same splits: `runner.routing.mapie_reference`).
+this one on the same splits: `runner.routing.guarantee.mapie_reference`).
 
 What is exact and what is approximate:
 
@@ -40,7 +40,7 @@ What is exact and what is approximate:
   on the estimate. It is measured on the quantity it bounds by `guarantee_check`'s
   population check (a labelled file as the population, its accepted risk known exactly
   for every draw), beside a test valid by construction for grouped rows
-  (`runner.routing.grouped_betting`), which needs about two to three times the rows for
+  (`runner.routing.guarantee.grouped_betting`), which needs about two to three times the rows for
   the same share.
 
 Two sides at once split δ (a union bound: each side gets δ/2); the cascade splits its δ
@@ -406,7 +406,7 @@ def cascade_masks(
     """The calibrated cascade's rule, row by row (`CascadeCalibration` says why).
 
     One function for the calibration, the operating report and the guarantee check, so
-    the shares they state are the ones `route` realises (`runner.routing.cascade`
+    the shares they state are the ones `route` realises (`runner.routing.contract.cascade`
     applies the same rule to the gate's decisions). `verifier_risk` is read only on the
     verify band, and not at all when `verifier_threshold` is -inf.
     """
@@ -431,7 +431,7 @@ class CascadeCalibration:
     review: the calibration certifies only the verifier's accepts; a band row it does not
     accept is neither certified safe nor certified at the review side's precision, so the
     cascade leaves it where the gate put it (`cascade_masks`; `route` applies the same rule,
-    `runner.routing.cascade.RoutedCascade`). A ``verifier_threshold`` of -inf (the
+    `runner.routing.contract.cascade.RoutedCascade`). A ``verifier_threshold`` of -inf (the
     gate-alone path) sends the verifier nothing.
 
     Shares are of the calibration rows: ``accepted_share`` (= ``gate_accept_share`` +

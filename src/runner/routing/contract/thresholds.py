@@ -10,12 +10,12 @@ Decision rule, in this order: ``review`` when risk >= the review threshold (the 
 (the band a stronger verifier sees). With tied scores at a cut-off the realised share can
 exceed the budget; the realised shares are recorded beside the thresholds.
 
-Either side can instead carry a stated bound (`runner.routing.risk_control`):
+Either side can instead carry a stated bound (`runner.routing.contract.risk_control`):
 ``routing.accept_rule=risk_controlled`` certifies accepted risk <= ``max_accepted_risk``,
 ``routing.review_rule=precision_controlled`` certifies review precision >=
 ``min_review_precision``, each with probability 1 - ``delta`` (shared when both are on), so
 the verify band is what neither side can claim. The guarantee assumes the routed rows are
-exchangeable with the OOF rows (`runner.routing.shift` says when they visibly are not).
+exchangeable with the OOF rows (`runner.routing.audit.shift` says when they visibly are not).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from runner.routing.risk_control import (
+from runner.routing.contract.risk_control import (
     CascadeCalibration,
     Certified,
     calibrate_cascade,
@@ -108,7 +108,7 @@ def decide(risk: np.ndarray, review_at: float, accept_at: float) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Guarantee:
-    """What the risk-controlled sides certify (`runner.routing.risk_control`), jointly.
+    """What the risk-controlled sides certify (`runner.routing.contract.risk_control`), jointly.
 
     ``delta`` is the whole contract's: with both sides controlled each side is tested at
     δ/2, so both bounds hold together with probability >= 1 - δ.
@@ -148,13 +148,13 @@ def contract_thresholds(
         ``delta`` is shared by the controlled sides.
     groups : array, optional
         The rows' context groups: a certified side counts grouped rows by their effective
-        number (`runner.routing.risk_control.effective_counts`).
+        number (`runner.routing.contract.risk_control.effective_counts`).
 
     Returns
     -------
     (Thresholds, Guarantee or None)
         None when both sides are budgets. A side that certifies nothing accepts (reviews)
-        nothing; `runner.routing.reach.infeasible_message` says why, and `fit_gate`
+        nothing; `runner.routing.contract.reach.infeasible_message` says why, and `fit_gate`
         refuses to register it.
 
     Where a certified side would reach into the other side's rows, it stops at the

@@ -1,6 +1,6 @@
 """An accept threshold valid by construction for grouped rows: a betting test per group.
 
-Why: `runner.routing.risk_control` counts answers to one context by an effective number
+Why: `runner.routing.contract.risk_control` counts answers to one context by an effective number
 estimated from the same labels (a plug-in design effect), which makes its level
 approximate. This test needs no such estimate. Its unit is the context group, and groups
 are taken as independent draws from the population's groups:
@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from runner.routing.risk_control import start_rows
+from runner.routing.contract import start_rows
 
 BET_CAP = 0.5
 ORDERS = 4

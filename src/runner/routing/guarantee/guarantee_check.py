@@ -1,6 +1,6 @@
 """Calibrate-then-route, repeated: does the contract's bound hold on held-out rows?
 
-Why: `runner.routing.risk_control` proves a bound under exchangeability; this module
+Why: `runner.routing.contract.risk_control` proves a bound under exchangeability; this module
 measures what a team would see. One *split* puts a random share of the context groups in
 calibration and routes rows of the others (a group never sits on both sides); the
 contract is set on the calibration rows exactly as `fit_gate` sets it
@@ -8,7 +8,7 @@ contract is set on the calibration rows exactly as `fit_gate` sets it
 rows, whose realised accepted risk either exceeds the target (a *violation*) or not.
 
 Beside each split's outcome: the risk-distribution shift test between the calibration and
-the routed risks (`runner.routing.shift`, the same stated test `route` runs) and whether
+the routed risks (`runner.routing.audit.shift`, the same stated test `route` runs) and whether
 the routed rows come from a source the calibration rows never had. The references a
 calibrated rule is judged against, both chosen with hindsight on the test rows:
 
@@ -28,15 +28,16 @@ import numpy as np
 import pandas as pd
 from scipy.stats import beta as beta_dist
 
-from runner.routing.mapie_reference import mapie_accept_threshold
-from runner.routing.risk_control import (
+from runner.routing.audit import risk_shift_samples
+from runner.routing.contract import (
     calibrate_cascade,
     cascade_masks,
     codes_or_none,
+    contract_thresholds,
+    decide,
     effective_counts,
 )
-from runner.routing.shift import risk_shift_samples
-from runner.routing.thresholds import contract_thresholds, decide
+from runner.routing.guarantee.mapie_reference import mapie_accept_threshold
 
 ORACLE_GRID = np.linspace(0.0, 1.0, 201)[1:]
 """Gate-risk quantiles (0.5 % steps of all rows) the oracle fixed threshold is chosen from."""
@@ -116,7 +117,7 @@ def route_split(
 ) -> list[SplitOutcome]:
     """Set the contract on `cal`, route `test`; the gate alone and, with ``verifier`` scores
     in both, the calibrated cascade; `reference` adds MAPIE's accept threshold (the review
-    threshold kept) on the same rows (`runner.routing.mapie_reference`).
+    threshold kept) on the same rows (`runner.routing.guarantee.mapie_reference`).
 
     `cal` and `test` hold ``y``, ``risk`` (the gate's), ``group`` (context groups),
     ``source`` and optionally ``verifier`` (the verifier's risk).

@@ -3,7 +3,7 @@
 Why apart from the study: which numbers make the verdict — the violation rate with its
 exact interval, the established violations, the share against the oracle, the flags under
 shift, and the goals — is the part a reader checks; the study only runs the splits
-(`runner.routing.guarantee_check`).
+(`runner.routing.guarantee.guarantee_check`).
 """
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ def add_population(
     max_share_gap: float,
     share_goals: list[tuple[float, int]],
 ) -> None:
-    """The ``population`` table and its goals (`runner.routing.population_check`).
+    """The ``population`` table and its goals (`runner.routing.guarantee.population_check`).
 
     `table` holds one row per (N, α, method, split) (`population_check.population_frame`);
     `hindsight` maps α to the population's best fixed share, `floor` (α, N) to the

@@ -2,7 +2,7 @@
 
 Why keep it: the contract's accept threshold used to come from
 `mapie.risk_control.BinaryClassificationController` (Hoeffding-Bentkus p-values,
-Bonferroni-Holm over 100 candidate shares). `runner.routing.risk_control` replaced it with
+Bonferroni-Holm over 100 candidate shares). `runner.routing.contract.risk_control` replaced it with
 exact binomial tests in a fixed sequence; this is the same question asked of MAPIE on the
 same calibration rows, so the report shows what the change bought (accepted share) and
 that it cost nothing in violations.

@@ -2,7 +2,7 @@
 
 Why: the accept rule promises that, with probability at least 1 - δ over the calibration
 rows, the *population* accepted risk (the hallucinated share of every row the threshold
-accepts, now and later) is <= α (`runner.routing.risk_control`). Judging it on held-out
+accepts, now and later) is <= α (`runner.routing.contract.risk_control`). Judging it on held-out
 rows instead adds their own sampling noise (about ±0.017 at 280 accepted rows), and a
 held-out complement of a finite file is no neutral judge: it mirrors the calibration
 sample's deviation (a calibration sample that looks safe by chance leaves a complement
@@ -29,9 +29,9 @@ import numpy as np
 import pandas as pd
 
 from runner.errors import ConfigError, DataError
-from runner.routing.grouped_betting import betting_accept_threshold
-from runner.routing.mapie_reference import mapie_accept_threshold
-from runner.routing.thresholds import contract_thresholds
+from runner.routing.contract import contract_thresholds
+from runner.routing.guarantee.grouped_betting import betting_accept_threshold
+from runner.routing.guarantee.mapie_reference import mapie_accept_threshold
 
 
 @dataclass(frozen=True)
@@ -163,7 +163,7 @@ def draw_outcomes(
     Each draw is shared by every α and method, so their rates compare on the same rows.
     `routing` gives the rules and δ (its ``max_accepted_risk`` is replaced by each α);
     `reference` adds, at the accept side's δ, MAPIE's controller and the grouped betting
-    test (`runner.routing.grouped_betting`, valid by construction for grouped rows).
+    test (`runner.routing.guarantee.grouped_betting`, valid by construction for grouped rows).
     """
     out = []
     for n in rows:

@@ -1,15 +1,15 @@
 """What the verifier cascade buys on labelled rows: gate alone, verifier alone, the cascade.
 
-Why apart from `runner.routing.operating_tables`: the cascade needs a verifier's scores, which the
-gate-only report never computes; keeping it here leaves the gate-only report untouched
-when no verifier is configured. The cascade is scored from its real parts: the gate's
-out-of-fold bands at the contract's budgets (``routing.review_budget`` /
+Why apart from `runner.routing.report.operating_tables`: the cascade needs a verifier's
+scores, which the gate-only report never computes; keeping it here leaves the gate-only
+report untouched when no verifier is configured. The cascade is scored from its real parts:
+the gate's out-of-fold bands at the contract's budgets (``routing.review_budget`` /
 ``routing.accept_budget``, the thresholds `fit_gate` would set on the same scores), the
-verifier called on the verify band only (`runner.routing.cascade.score_band`), and, for
-the verifier alone, the same verifier called on every row. Its ranking
-(`runner.routing.cascade.cascade_risk`) gets AUROC, AP and the report's budgets like any
-gate; ms/example adds the band's share of the verifier's measured per-row cost to the
-gate's.
+verifier called on the verify band only (`runner.routing.contract.cascade.score_band`), and,
+for the verifier alone, the same verifier called on every row. Its ranking
+(`runner.routing.contract.cascade.cascade_risk`) gets AUROC, AP and the report's budgets
+like any gate; ms/example adds the band's share of the verifier's measured per-row cost to
+the gate's.
 """
 
 from __future__ import annotations
@@ -23,10 +23,15 @@ import pandas as pd
 
 from runner.evaluation import scopes
 from runner.results import StudyResult
-from runner.routing.cascade import cascade_risk, final_decisions, score_band
-from runner.routing.operating_tables import accept_col, review_col
-from runner.routing.thresholds import budget_thresholds, decide
-from runner.routing.traffic import realised
+from runner.routing.contract import (
+    budget_thresholds,
+    cascade_risk,
+    decide,
+    final_decisions,
+    score_band,
+)
+from runner.routing.report.operating_tables import accept_col, review_col
+from runner.routing.route import realised
 
 TITLE = "Cascade: gate on every row, verifier on its verify band (Combined, 95 % CI)"
 

@@ -12,13 +12,12 @@ from typing import Any
 import numpy as np
 
 from runner.results import StudyResult
-from runner.routing import cascade_shares, operating_tables
 from runner.routing.config import RoutingConf
-from runner.routing.risk_control import CascadeCalibration
-from runner.routing.thresholds import Thresholds
+from runner.routing.contract import CascadeCalibration, Thresholds, cascade_shares
+from runner.routing.report import operating_tables
 
 
-def realised(y: np.ndarray, risk: np.ndarray, thresholds: Thresholds) -> dict:
+def oof_realised(y: np.ndarray, risk: np.ndarray, thresholds: Thresholds) -> dict:
     """Review precision and accepted risk the thresholds give on the out-of-fold scores."""
     review, accept = risk >= thresholds.review_at, risk <= thresholds.accept_at
     return {

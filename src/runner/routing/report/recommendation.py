@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from runner.evaluation import scopes
-from runner.routing.contract_points import (
+from runner.routing.contract import (
     BandVerifier,
     Scored,
     best_targets,
@@ -35,8 +35,8 @@ from runner.routing.contract_points import (
     neighbours,
     rules,
 )
-from runner.routing.operating_tables import COMBINED, accept_col
-from runner.routing.ship_command import fit_gate_command, setting
+from runner.routing.report.operating_tables import COMBINED, accept_col
+from runner.routing.report.ship_command import fit_gate_command, setting
 
 
 def scored_gates(

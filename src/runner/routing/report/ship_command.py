@@ -2,7 +2,7 @@
 
 Why its own module: which of a run's overrides `fit_gate` must repeat to reproduce the
 scores (data set, split, seed, the chosen gate's and verifier's settings) is a question
-of configuration, apart from choosing what to ship (`runner.routing.recommendation`); a
+of configuration, apart from choosing what to ship (`runner.routing.report.recommendation`); a
 test runs the printed command and compares the registered thresholds.
 """
 

@@ -1,12 +1,12 @@
 """What a streamed route reports: counts over every shard, ``decisions.parquet``, the cascade.
 
-Why apart from `runner.routing.stream`: routing a batch needs none of this; once every
+Why apart from `runner.routing.route.stream`: routing a batch needs none of this; once every
 batch is in, the run's tables, summary and decisions file are computed from the shards of
 the `WorkFolder`, read a few columns at a time, so memory holds a few bytes per row
 (`Totals`) and one shard, never the decisions of the whole stream.
 
 `shift_check` asks whether the routed traffic still looks like the rows the thresholds
-were calibrated on (`runner.routing.shift`): rows from sources the gate never saw, and a
+were calibrated on (`runner.routing.audit.shift`): rows from sources the gate never saw, and a
 KS test of the routed gate risks (the shards' ``risk`` column, read shard by shard)
 against the model's ``calibration_profile``. Every guarantee of the contract assumes that
 exchangeability, so a flag is said loudly (log, ``summary.json``, table ``shift``, run tag
@@ -29,10 +29,9 @@ import pyarrow.parquet as pq
 
 from runner.data import RowStream
 from runner.results import StudyResult
-from runner.routing import shift, traffic
-from runner.routing.cascade import RoutedCascade
-from runner.routing.stream import HIDDEN
-from runner.routing.work_folder import WorkFolder
+from runner.routing.audit import shift
+from runner.routing.contract import RoutedCascade
+from runner.routing.route import HIDDEN, WorkFolder, traffic
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Where routed batches are computed: in this process, on forked ones, or on a Ray cluster.
 
-Why several engines behind one generator: the driver (`runner.routing.stream.StreamDriver`)
+Why several engines behind one generator: the driver (`runner.routing.route.stream.StreamDriver`)
 takes routed batches in input order and never knows who routed them, so every engine runs
 the same `BatchRouter` on the same planned batches and gives the same decisions, row for
 row. The local engine routes in the driving process, or on one forked process per core
@@ -24,7 +24,7 @@ from itertools import islice
 from typing import Any
 
 from runner.errors import ConfigError
-from runner.routing.stream import BatchRouter, RoutedBatch, StreamDriver
+from runner.routing.route.stream import BatchRouter, RoutedBatch, StreamDriver
 
 # what a Ray worker needs of the driver's environment (Ray workers do not inherit it)
 WORKER_ENV = (

@@ -5,19 +5,19 @@ Why batches: a week of logs does not fit one frame. Each batch is routed on its 
 verifier on the verify band), because none of those look beyond a row. What does look
 across rows is done over the whole stream, in order, by `StreamDriver` on the driving
 process: an id seen in an earlier batch is a duplicate, ``limit`` counts valid rows, and
-the audit draw (`runner.routing.traffic.audit_sample`) is made once every batch is in, over
+the audit draw (`runner.routing.route.traffic.audit_sample`) is made once every batch is in, over
 the positions of all accepted rows, so the same ids are marked whatever the batch size.
 
 Repeats and ``limit`` are settled before a batch is routed (`StreamDriver.admit`): a row
 after the limit or an id already routed never reaches the gate or the verifier, so the
 rows sent to the verifier, its share and every ms/example are those of the routed rows
 (the in-memory loader cuts at ``limit`` before any work too). The one exception is the
-local engine on forked workers (`runner.routing.engines.route_forked`, never with a
+local engine on forked workers (`runner.routing.route.engines.route_forked`, never with a
 verifier): a worker routes its whole batch and the driver admits it after, so a repeated
 id, or a row after the limit in the last batch, costs gate time there (its decision is
 dropped, and the others are the same bit for bit: routing is row by row).
 
-Finished batches are shards of a `WorkFolder`; `runner.routing.stream_report` counts over
+Finished batches are shards of a `WorkFolder`; `runner.routing.report.stream_report` counts over
 them and writes ``decisions.parquet`` from them, one shard at a time.
 """
 
@@ -35,8 +35,8 @@ import pandas as pd
 
 from runner.data import duplicate_reason
 from runner.errors import DataError
-from runner.routing import cascade
-from runner.routing.work_folder import WorkFolder
+from runner.routing.contract import cascade
+from runner.routing.route.work_folder import WorkFolder
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +151,7 @@ class BatchRouter:
     """Routes any planned batch of a stream; the model is loaded once, when it is built.
 
     The local engine builds one in the driving process; the Ray engine one per worker
-    (`runner.routing.engines`). `model_uri` names a fixed version (``models:/NAME/N``),
+    (`runner.routing.route.engines`). `model_uri` names a fixed version (``models:/NAME/N``),
     so every worker routes with the model the run recorded, even if an alias moves.
     """
 
@@ -165,7 +165,7 @@ class BatchRouter:
         plan: cascade.RoutedCascade | None = None,
         model: Any = None,
     ) -> None:
-        from runner.routing.registry import load_routed_model
+        from runner.routing.route.registry import load_routed_model
 
         self.stream, self.specs = stream, {s.index: s for s in specs}
         # in the driving process the run's loaded model serves; a Ray worker loads its own
