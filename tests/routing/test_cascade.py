@@ -224,9 +224,12 @@ def test_route_sets_its_shares_beside_the_fitted_ones_and_warns_only_beyond_them
         assert share["realised"] == pytest.approx(share["fitted"])
         assert not share["gap_beyond_intervals"]
     result = StudyResult()
-    with caplog.at_level(logging.WARNING):
+    with caplog.at_level(logging.WARNING, logger=cascade_shares.log.name):
         cascade_shares.add_shares(result, block)
-    assert not caplog.records and result.tags["cascade_shares_flagged"] == "false"
+    # only the runner's own warnings count: another library's background thread (Ray's
+    # usage reporter, left by an earlier test) may log at its own level meanwhile
+    ours = [r for r in caplog.records if r.name.startswith("runner")]
+    assert not ours and result.tags["cascade_shares_flagged"] == "false"
     cells = result.cells_frame().set_index(["row", "column"])
     assert cells.loc[("review", "fitted"), "ci_low"] == like.cal.share_intervals["review_share"][0]
 
