@@ -21,7 +21,7 @@ STUDIES := rq1_cheap_signals rq2_grouped_cv rq3_operating_points rq4_verifier_co
            rq5_source_shift rq5_source_shift_row_cv hri_example hri_calibration \
            hri_predicted claims_verification
 
-.PHONY: setup test test-fast reproduce tables ui services services-stop services-status slurm slurm-stop bench traffic guarantee train-detector detector-errors detector-fusion detector-eval detector-curve detector-studies hashes \
+.PHONY: setup test test-fast test-durations reproduce tables ui services services-stop services-status slurm slurm-stop bench traffic guarantee train-detector detector-errors detector-fusion detector-eval detector-curve detector-studies hashes \
         lint format clean $(STUDIES)
 
 setup:  ## the system packages the tests need (root or sudo), then .venv with the project's pins
@@ -43,20 +43,27 @@ setup:  ## the system packages the tests need (root or sudo), then .venv with th
 # so a test that passes only after (or without) another one shows up. The seed is the
 # commit's (its first 8 hex digits as a number): each new commit runs a new order, and a
 # rerun of one commit (CI) runs the same order, so no run passes or fails by the luck of its
+# order. The suite runs as JOBS pytest processes side by side (scripts/test_shards.py), each
+# on a shard of the test files fixed before anything runs (tests/shards.py, weighed by
+# tests/durations.json), so a rerun puts the same tests in the same process in the same
 # order. The seed is printed first, and again on a failure: `make test SEED=N` replays that
-# order exactly (or `pytest --randomly-seed=N`); `make test SEED=$$RANDOM` tries a new one.
+# order exactly (or `pytest --randomly-seed=N --shard=K/2` one shard of it); `make test
+# SEED=$$RANDOM` tries a new one; `make test JOBS=1` runs one process.
 SEED ?= $(shell h=$$(git rev-parse --short=8 HEAD 2>/dev/null) && echo $$((16#$$h)) || echo 0)
+JOBS ?= 2
 
-test:  ## the whole test suite, shuffled by SEED (what .ci/run calls); "no tests collected" is a failure
-	@echo "test order: --randomly-seed=$(SEED) (make test SEED=$(SEED) replays it)"
-	@$(PY) -m pytest -q -p randomly --randomly-seed=$(SEED); rc=$$?; \
-	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; \
+test:  ## the whole test suite in JOBS shards, shuffled by SEED (what .ci/run calls); "no tests collected" is a failure
+	@echo "test order: --randomly-seed=$(SEED) in $(JOBS) shard(s) (make test SEED=$(SEED) replays it)"
+	@$(PY) scripts/test_shards.py --jobs $(JOBS) --seed $(SEED); rc=$$?; \
 	if [ $$rc -ne 0 ]; then echo "failed in the order of --randomly-seed=$(SEED): make test SEED=$(SEED) replays it"; fi; \
 	exit $$rc
 
 test-fast:  ## skip the tests marked slow (real data, real models, subprocesses, servers, browsers)
-	@echo "test order: --randomly-seed=$(SEED) (make test-fast SEED=$(SEED) replays it)"
-	$(PY) -m pytest -q -p randomly --randomly-seed=$(SEED) -m "not slow"
+	@echo "test order: --randomly-seed=$(SEED) in $(JOBS) shard(s) (make test-fast SEED=$(SEED) replays it)"
+	@$(PY) scripts/test_shards.py --jobs $(JOBS) --seed $(SEED) -- -m "not slow"
+
+test-durations:  ## run the whole suite and record each test's seconds (tests/durations.json: how the shards are balanced)
+	@$(PY) scripts/test_shards.py --jobs $(JOBS) --seed $(SEED) --record tests/durations.json
 
 $(STUDIES):
 	$(PY) -m runner experiment=$@

@@ -187,7 +187,8 @@ class RayHead:
     def __init__(self, folder: Path, cpus: int) -> None:
         self.port = free_port()
         tmp = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))  # Ray's socket paths are short
-        env = run_env(folder, ROOT / "src")
+        # stopped at once: a drain would wait 30 s for Ray Data's detached stats actor
+        env = {**run_env(folder, ROOT / "src"), "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0"}
         self.proc = subprocess.Popen(
             [
                 str(Path(PY).parent / "ray"),

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from omegaconf import DictConfig, OmegaConf
+from tests import shards
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -29,6 +30,50 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--shard",
+        metavar="K/N",
+        help="run only the K-th of N shards of the test files (tests/shards.py; make test)",
+    )
+    parser.addoption(
+        "--record-durations",
+        metavar="FILE",
+        help="write the seconds each test took (setup+call+teardown) to FILE as JSON",
+    )
+
+
+@pytest.hookimpl(trylast=True)  # after -m/-k have deselected: only what runs is weighed
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With ``--shard=K/N``, keep the tests of the files `tests.shards.split` gives shard K."""
+    spec = config.getoption("shard")
+    if not spec:
+        return
+    try:
+        k, n = shards.parse_shard(spec)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    mine = set(shards.split([i.nodeid for i in items], n, shards.read_durations())[k - 1])
+    kept = [i for i in items if shards.file_of(i.nodeid) in mine]
+    dropped = [i for i in items if shards.file_of(i.nodeid) not in mine]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+_SECONDS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _SECONDS[report.nodeid] = _SECONDS.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    out = session.config.getoption("record_durations")
+    if out:
+        shards.write_durations(_SECONDS, Path(out))
 
 
 def load_script(name: str) -> ModuleType:
