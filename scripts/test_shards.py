@@ -50,7 +50,9 @@ def main() -> int:
         command = [sys.executable, "-m", "pytest", "-q", "-p", "randomly"]
         command += [f"--randomly-seed={args.seed}", f"--shard={k}/{args.jobs}"]
         if args.record:
-            command.append(f"--record-durations={args.logs / f'durations-{k}.json'}")
+            part = args.logs / f"durations-{k}.json"
+            part.unlink(missing_ok=True)  # an earlier run's part must not count as this one's
+            command.append(f"--record-durations={part}")
         command += args.pytest_args
         log = args.logs / f"shard-{k}.log"
         out = None if k == 1 else log.open("w")
