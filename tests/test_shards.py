@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from tests.conftest import ROOT
+from tests.conftest import ROOT, load_script
 from tests.shards import UNKNOWN_SECONDS, parse_shard, read_durations, split, write_durations
 
 IDS = [
@@ -57,6 +57,18 @@ def test_a_shard_is_k_of_n(spec):
     with pytest.raises(ValueError, match="--shard"):
         parse_shard(spec)
     assert parse_shard("2/3") == (2, 3)
+
+
+def test_shards_that_fill_the_cores_get_one_math_thread_each_unless_the_caller_chose(monkeypatch):
+    script = load_script("test_shards")
+    for name in script.THREADS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MKL_NUM_THREADS", "4")
+    env = script.shard_env(jobs=2, cores=2)
+    assert (env["OMP_NUM_THREADS"], env["OPENBLAS_NUM_THREADS"]) == ("1", "1")
+    assert env["MKL_NUM_THREADS"] == "4"  # the caller's own choice stands
+    assert "OMP_NUM_THREADS" not in script.shard_env(jobs=1, cores=2)  # one process
+    assert "OMP_NUM_THREADS" not in script.shard_env(jobs=2, cores=8)  # cores to spare
 
 
 def test_durations_round_trip_sorted_and_rounded(tmp_path):
