@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
-from matplotlib.patches import Patch
+
+from runner.reporting.figures import pyplot
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def _wrap(label: str) -> str:
@@ -43,12 +42,14 @@ def _rate_errors(rate: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray
 def guarantee_figure(cells: pd.DataFrame, delta: float | None = None) -> Figure:
     """Left: violation rate per scenario and method with its 95 % CI (δ as a line, read from
     the goals table). Right: mean accepted share of the same rows, the oracle's beside them."""
+    from matplotlib.patches import Patch
+
     sub = cells[cells["table"] == "guarantee"]
     if delta is None:
         delta = _goal_delta(cells, lambda row: row.str.contains("violation rate <= delta"))
     rate = sub[sub["column"] == "violation rate"]
     share = sub[sub["column"] == "accepted share"]
-    fig, axes = plt.subplots(1, 2, figsize=(12, 0.5 * max(len(share), 4) + 1.5))
+    fig, axes = pyplot().subplots(1, 2, figsize=(12, 0.5 * max(len(share), 4) + 1.5))
     y = np.arange(len(rate))
     values, low, high = _rate_errors(rate)
     flag = sub[sub["column"] == "KS shift flag rate"].set_index("row")["value"]
@@ -76,6 +77,8 @@ def population_figure(cells: pd.DataFrame, delta: float | None = None) -> Figure
     """The population check (None when it did not run). Left: the population violation rate
     per N, α and method with its exact 95 % CI, δ as a line. Right: the accepted share
     against the noise floor and the hindsight threshold of the same α."""
+    from matplotlib.patches import Patch
+
     sub = cells[cells["table"] == "population"]
     if sub.empty:
         return None
@@ -83,7 +86,7 @@ def population_figure(cells: pd.DataFrame, delta: float | None = None) -> Figure
         delta = _goal_delta(cells, lambda row: row.str.startswith("population: "))
     rate = sub[sub["column"] == "violation rate"]
     share = sub[sub["column"] == "accepted share"]
-    fig, axes = plt.subplots(1, 2, figsize=(12, 0.42 * max(len(share), 4) + 1.5))
+    fig, axes = pyplot().subplots(1, 2, figsize=(12, 0.42 * max(len(share), 4) + 1.5))
     y = np.arange(len(rate))
     values, low, high = _rate_errors(rate)
     axes[0].barh(y, values, xerr=[low, high], capsize=3, color="tab:blue")

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import matplotlib
+from typing import TYPE_CHECKING
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
+
+from runner.reporting.figures import pyplot
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def target_adaptation_curves(cells: pd.DataFrame) -> Figure:
@@ -23,7 +24,7 @@ def target_adaptation_curves(cells: pd.DataFrame) -> Figure:
     where = " (same test sets)" if len(lines) else ""
     if not len(lines):
         lines = sub
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    fig, axes = pyplot().subplots(1, 2, figsize=(10, 3.6))
     target = sub[sub["row"].str.startswith("target-only")]
     for ax, metric in zip(axes, ["AUROC", "AP"], strict=True):
         t = target[target["column"] == metric]
