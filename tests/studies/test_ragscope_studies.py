@@ -8,6 +8,7 @@ the published values are read from experiments/ragscope/published.csv, never typ
 from __future__ import annotations
 
 import hashlib
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from hydra import compose, initialize_config_dir
+from tests.conftest import real_data_dir
 
 from runner.config import register_configs
 from runner.pipeline import run
@@ -101,8 +103,16 @@ def test_rq2_reproduces_ragscope_e_and_the_ablation_order_and_is_byte_identical(
         assert sha(first.output_dir / name) == sha(second.output_dir / name), name
 
 
-def test_rq3_combined_review_precision_is_within_005_of_table_vi(tmp_path, data_dir):
-    out = run_experiment(tmp_path, "rq3_operating_points", "bootstrap=fast")
+@pytest.fixture(scope="module")
+def rq3(tmp_path_factory):
+    """One rq3 run for the module: its cells, and the logged outputs `make tables` redraws."""
+    real_data_dir()
+    artifacts = tmp_path_factory.mktemp("rq3")
+    return artifacts, run_experiment(artifacts, "rq3_operating_points", "bootstrap=fast")
+
+
+def test_rq3_combined_review_precision_is_within_005_of_table_vi(rq3):
+    _, out = rq3
     cells = cells_of(out)
     for gate in ("ragscope_e", "rouge_l"):
         key = ("table6", f"Combined / {gate}", "review precision@10%")
@@ -129,9 +139,9 @@ def test_rq5_fills_every_cell_for_every_source_and_budget_of_the_sample(tmp_path
             assert ("table8b", row, col) in cells
 
 
-def test_make_tables_redraws_from_logged_outputs_and_writes_the_report(tmp_path, data_dir):
-    outcome = run_experiment(tmp_path, "rq3_operating_points", "bootstrap=fast")
-    figure = outcome.output_dir / "figures" / "fig4_operating_curves.png"
+def test_make_tables_redraws_from_logged_outputs_and_writes_the_report(rq3, tmp_path):
+    shutil.copytree(rq3[0], tmp_path, symlinks=True, dirs_exist_ok=True)  # the run, untouched
+    figure = tmp_path / "rq3_operating_points" / "latest" / "figures" / "fig4_operating_curves.png"
     experiments = tmp_path / "experiments"
     (experiments / "ragscope").mkdir(parents=True)
     (experiments / "ragscope" / "published.csv").write_bytes(
