@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from omegaconf import DictConfig, OmegaConf
 from tests import shards
+from tests.warm_cli import WarmRunner
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -221,6 +222,16 @@ def run_runner(
 ) -> subprocess.CompletedProcess:
     """``python -m runner <args>`` in a fresh process, as a user starts a run."""
     return run([sys.executable, "-m", "runner", *args], env=env, cwd=cwd, timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def warm_runner() -> Iterator[WarmRunner]:
+    """``python -m runner`` as a fresh process forked from one that has imported the runner
+    (`tests.warm_cli`): for the many short CLI runs (config mistakes), without 2–4 s of
+    imports each."""
+    runner = WarmRunner({**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    yield runner
+    runner.close()
 
 
 def run_experiment(artifacts: Path, name: str, *overrides: str):

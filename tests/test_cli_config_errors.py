@@ -1,51 +1,41 @@
 """A user's config mistake on the command line: one `error:` line, exit 2, and no data read.
 
-Each case runs the real CLI (`python -m runner ...`) in a fresh process whose data loader
-is replaced by one that exits with status 99, so a check that happens only after the data
-load shows up as exit 99, not as a slow success of the check. Mistakes only the data can
-reveal (a splitter meeting too few groups) run with the real loader and end the same way.
+Each case runs the real CLI (`python -m runner ...`) in a fresh process (forked from a warm
+one, `tests.warm_cli`) whose data loader is replaced by one that exits with status 99, so a
+check that happens only after the data load shows up as exit 99, not as a slow success of
+the check. Mistakes only the data can reveal (a splitter meeting too few groups) run with
+the real loader and end the same way.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from tests.conftest import run
 
 pytestmark = pytest.mark.slow  # every test runs `python -m runner` in a process of its own
 
 ROOT = Path(__file__).resolve().parents[1]
 
-NO_DATA = """
-import os, runpy, sys
-import runner.pipeline as pipeline
 
-def no_data(cfg):
-    sys.stderr.write("the data was loaded\\n")
-    sys.stderr.flush()
-    os._exit(99)
+@pytest.fixture
+def cli(warm_runner, env):
+    def cli(
+        *overrides: str,
+        env: dict[str, str] = env,
+        patch: bool = True,
+        experiment: str = "rq1_cheap_signals",
+        tracking: str | None = "off",
+    ) -> subprocess.CompletedProcess:
+        """The real CLI; with `patch`, its data loader exits 99 instead of reading data."""
+        head = [f"experiment={experiment}", "progress=false"]
+        if tracking is not None:
+            head.append(f"tracking={tracking}")
+        return warm_runner.run([*head, *overrides], env=env, no_data=patch)
 
-pipeline.load_data = no_data
-runpy.run_module("runner", run_name="__main__", alter_sys=True)
-"""
-
-
-def cli(
-    *overrides: str,
-    env: dict[str, str],
-    patch: bool = True,
-    experiment: str = "rq1_cheap_signals",
-) -> subprocess.CompletedProcess:
-    """The real CLI; with `patch`, its data loader exits 99 instead of reading data."""
-    head = [sys.executable, "-c", NO_DATA] if patch else [sys.executable, "-m", "runner"]
-    return run(
-        [*head, f"experiment={experiment}", "tracking=off", "progress=false", *overrides],
-        env=env,
-    )
+    return cli
 
 
 def one_error_line(done: subprocess.CompletedProcess) -> str:
@@ -88,13 +78,13 @@ def env(tmp_path):
         ),
     ],
 )
-def test_a_config_mistake_is_one_error_line_and_exit_2_before_any_data(env, overrides, message):
-    done = cli(*overrides, env=env)
+def test_a_config_mistake_is_one_error_line_and_exit_2_before_any_data(cli, overrides, message):
+    done = cli(*overrides)
     assert "the data was loaded" not in done.stderr
     assert message in one_error_line(done)
 
 
-def test_more_folds_than_the_data_allows_is_one_error_line_naming_the_fix(env, data_dir):
+def test_more_folds_than_the_data_allows_is_one_error_line_naming_the_fix(cli, env, data_dir):
     # Needs the data to know: fails after the load, still as a config error.
     env = {**env, "RUNNER_DATA_DIR": str(data_dir)}
     done = cli("split.n_splits=100000", "dataset.limit=60", "study.params.time_gates=false",
@@ -108,13 +98,13 @@ def test_more_folds_than_the_data_allows_is_one_error_line_naming_the_fix(env, d
 # rest when they meet the data; either way the error is a `RunnerError`: one line, exit 2.
 
 
-def test_a_named_splitter_setting_is_refused_before_any_data_naming_its_key(env):
-    done = cli("splits.target.ks=[1,50]", env=env, experiment="rq5_source_shift")
+def test_a_named_splitter_setting_is_refused_before_any_data_naming_its_key(cli):
+    done = cli("splits.target.ks=[1,50]", experiment="rq5_source_shift")
     assert "the data was loaded" not in done.stderr
     assert "splits.target.ks must be a list of integers ≥ 2" in one_error_line(done)
 
 
-def test_a_row_level_split_on_grouped_data_is_one_line_naming_the_grouped_split(env, data_dir):
+def test_a_row_level_split_on_grouped_data_is_one_line_naming_the_grouped_split(cli, env, data_dir):
     # Only the data shows the leak (a context group on both sides of a fold).
     env = {**env, "RUNNER_DATA_DIR": str(data_dir)}
     done = cli("split=kfold", "dataset.limit=60", "study.params.time_gates=false",
@@ -141,10 +131,9 @@ def test_a_row_level_split_on_grouped_data_is_one_line_naming_the_grouped_split(
     ],
 )
 def test_a_missing_required_path_is_one_line_before_any_mlflow_run(
-    env, tmp_path, experiment, overrides, message
+    cli, tmp_path, experiment, overrides, message
 ):
-    head = [sys.executable, "-c", NO_DATA]
-    done = run([*head, f"experiment={experiment}", "progress=false", *overrides], env=env)
+    done = cli(*overrides, experiment=experiment, tracking=None)
     assert "the data was loaded" not in done.stderr
     assert message in one_error_line(done)
     assert not (tmp_path / "artifacts" / "mlflow.db").exists()
@@ -193,8 +182,8 @@ def test_a_missing_required_path_is_one_line_before_any_mlflow_run(
     ],
 )  # fmt: skip
 def test_a_mistake_in_any_kind_of_part_is_one_line_naming_its_key_before_any_data(
-    env, experiment, overrides, message
+    cli, experiment, overrides, message
 ):
-    done = cli(*overrides, env=env, experiment=experiment)
+    done = cli(*overrides, experiment=experiment)
     assert "the data was loaded" not in done.stderr
     assert message in one_error_line(done)

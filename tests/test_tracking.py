@@ -273,7 +273,9 @@ def test_ctrl_c_during_a_run_ends_it_killed_and_leaves_no_partial_folder(tmp_pat
 
 
 @pytest.mark.slow
-def test_a_parallel_sweep_on_a_fresh_folder_records_every_job_as_a_finished_run(tmp_path):
+def test_a_parallel_sweep_on_a_fresh_folder_records_every_job_as_a_finished_run(
+    tmp_path, warm_runner
+):
     env = {**os.environ, "RUNNER_ARTIFACTS_DIR": str(tmp_path)}
     done = run_runner(
         "-m",
@@ -299,7 +301,7 @@ def test_a_parallel_sweep_on_a_fresh_folder_records_every_job_as_a_finished_run(
     # a plain run afterwards keeps the sweep's outputs
     sweep = tmp_path / "hri_example" / "multirun"
     before = sorted(p.relative_to(sweep) for p in sweep.rglob("cells.csv"))
-    plain = run_runner("experiment=hri_example", "progress=false", env=env)
+    plain = warm_runner.run(["experiment=hri_example", "progress=false"], env=env)
     assert plain.returncode == 0, plain.stderr[-3000:]
     assert sorted(p.relative_to(sweep) for p in sweep.rglob("cells.csv")) == before
     assert len(before) == 3

@@ -204,7 +204,9 @@ def test_an_id_repeated_in_a_later_batch_is_named_or_listed_as_the_whole_file_do
     assert len(decisions(skipping)) == 299
 
 
-def test_an_id_in_two_shards_is_one_line_naming_both_shards_rows_and_the_id(artifacts, tmp_path):
+def test_an_id_in_two_shards_is_one_line_naming_both_shards_rows_and_the_id(
+    artifacts, tmp_path, warm_runner
+):
     """From the CLI: exit 2, one ``error:`` line with both files, both rows and the id; a
     repeat within one file (in a later batch) names its row only, as one file's loader."""
     data = traffic(tmp_path / "traffic", 200, shard_rows=100)
@@ -214,13 +216,9 @@ def test_an_id_in_two_shards_is_one_line_naming_both_shards_rows_and_the_id(arti
     later.to_parquet(data / "part-00001.parquet", index=False)
     env = {**os.environ, "RUNNER_ARTIFACTS_DIR": str(artifacts), "PYTHONPATH": str(ROOT / "src")}
     work = tmp_path / "work"
-    cli = [sys.executable, "-m", "runner", "experiment=route", f"dataset.path={data}", URI]
-    done = subprocess.run(
-        [*cli, "routing.batch_rows=50", f"routing.work_dir={work}"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    cli = ["experiment=route", f"dataset.path={data}", URI]
+    done = warm_runner.run(
+        [*cli, "routing.batch_rows=50", f"routing.work_dir={work}"], env=env, timeout=300
     )
     assert done.returncode == 2, done.stderr[-2000:]
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]

@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import logging
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import mlflow
@@ -256,14 +254,14 @@ def test_a_test_split_is_refused(tmp_path):
         experiment(tmp_path, "train_detector", "dataset=ragtruth", *TRAIN)
 
 
-def test_data_without_span_labels_is_one_line_from_the_cli(tmp_path):
+def test_data_without_span_labels_is_one_line_from_the_cli(tmp_path, warm_runner):
     env = {"PYTHONPATH": str(ROOT / "src"), "RUNNER_DATA_DIR": str(real_data_dir())}
     import os
 
-    proc = subprocess.run(
-        [sys.executable, "-m", "runner", "experiment=train_detector", "dataset=halubench",
-         f"paths.artifacts_dir={tmp_path}", "progress=false"],
-        capture_output=True, text=True, env={**os.environ, **env}, cwd=ROOT, timeout=300,
+    proc = warm_runner.run(
+        ["experiment=train_detector", "dataset=halubench", f"paths.artifacts_dir={tmp_path}",
+         "progress=false"],
+        env={**os.environ, **env}, timeout=300,
     )  # fmt: skip
     assert proc.returncode == 2, proc.stderr
     errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
