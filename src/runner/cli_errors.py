@@ -3,11 +3,10 @@
 Why: a user mistake on the command line should read the same whether Hydra finds it while
 composing (`split.n_splits=abc`, `bootstrap.n_resamplez=5`, `experiment=nope`) or the runner
 finds it in `runner.pipeline.check_config`: one line on stderr starting ``error:``, exit 2.
-Hydra prints composition errors over several lines, adds a hint to append the key with
-``+`` (which the runner refuses for keys not in the schema), and exits 1.
-`run_reporting_config_errors` shortens these errors, and only these, using Hydra's public
-exception classes and its documented ``HYDRA_FULL_ERROR`` switch; nothing of Hydra is
-patched (``HYDRA_FULL_ERROR=1`` set by the user still shows Hydra's full report).
+Hydra prints composition errors over several lines and exits 1.
+`run_reporting_config_errors` shortens these errors, and only these, from Hydra's public
+exception classes and their fields and its documented ``HYDRA_FULL_ERROR`` switch; nothing
+of Hydra is patched (``HYDRA_FULL_ERROR=1`` set by the user still shows Hydra's report).
 """
 
 from __future__ import annotations
@@ -20,49 +19,51 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
-from hydra.errors import CompactHydraException
+from hydra.errors import CompactHydraException, MissingConfigException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
-_HINT_PREFIX = "To append to your config use"
-
 
 def one_line(exc: BaseException) -> str:
-    """The message of a Hydra composition error (and its OmegaConf cause) on one line.
+    """A Hydra composition error (or an OmegaConf error) on one line.
 
-    Lines are joined with ``; ``; Hydra's hint to append a key with ``+``, its config
-    search path and the schema entries (dotted class names) are dropped; "Available options"
-    lists are kept, comma-joined.
+    Built from the exception's type and fields, never by reading Hydra's text beyond its
+    headline (the message's first line): an unknown key gets the class whose keys they are
+    and the closest one; an unknown option lists ``exc.options`` (a class's stored schema
+    is no option: its name holds a dot); a value OmegaConf refused gets its headline and
+    ``full_key``; an unknown top-level key, `top_level_hint`. Anything else is its message
+    with the lines joined by ``; ``.
     """
-    unknown = _unknown_key_of_a_part(exc.__cause__)
+    from runner.config import CLASS_MARK
+
+    cause = exc.__cause__
+    unknown = _unknown_key_of_a_part(cause)
     if unknown:
         return unknown
-    parts: list[str] = []
-    texts = [str(exc)]
-    if isinstance(exc.__cause__, OmegaConfBaseException):
-        texts.append(str(exc.__cause__))
-    for text in texts:
-        lines = [ln.strip() for ln in text.splitlines()]
-        if "Config search path:" in lines:
-            lines = lines[: lines.index("Config search path:")]
-        options: list[str] = []
-        for ln in lines:
-            if not ln or ln.startswith(_HINT_PREFIX) or ln.startswith("object_type="):
-                continue
-            if options and not ln.endswith(":"):
-                if "." not in ln:  # a class's schema (runner.gates.LogitGate), not an option
-                    options.append(ln)
-                continue
-            if ln.startswith("Available options"):
-                options.append(ln)
-                continue
-            parts.append(ln.rstrip("."))
-        if options:
-            parts.append(f"{options[0]} {', '.join(options[1:])}")
-    top = _unknown_top_level_key(exc.__cause__)
-    if top:
-        parts.append(top_level_hint(top))
-    return "; ".join(dict.fromkeys(parts))
+    if isinstance(exc, OmegaConfBaseException):
+        return _omegaconf_line(exc)
+    if isinstance(exc, MissingConfigException):
+        group = (exc.missing_cfg_file or "").rpartition("/")[0]
+        options = [o for o in exc.options or () if CLASS_MARK not in o]
+        listing = f"; Available options in '{group}': {', '.join(options)}" if options else ""
+        return _headline(exc) + listing
+    if isinstance(cause, OmegaConfBaseException):
+        parts = [_headline(exc), _omegaconf_line(cause)]
+        top = _unknown_top_level_key(cause)
+        if top:
+            parts.append(top_level_hint(top))
+        return "; ".join(parts)
+    lines = (line.strip().rstrip(".") for line in str(exc).splitlines())
+    return "; ".join(line for line in lines if line)
+
+
+def _headline(exc: BaseException) -> str:
+    return str(exc).strip().split("\n", 1)[0].strip().rstrip(".")
+
+
+def _omegaconf_line(exc: OmegaConfBaseException) -> str:
+    """OmegaConf's headline and the key it names (its ``object_type`` line is left out)."""
+    return f"{_headline(exc)}; full_key: {exc.full_key}" if exc.full_key else _headline(exc)
 
 
 def _unknown_top_level_key(cause: BaseException | None) -> str | None:
