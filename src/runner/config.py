@@ -218,9 +218,10 @@ def recorded(cfg: Any) -> dict[str, Any]:
     out = OmegaConf.to_container(cfg, resolve=True)
     study = cfg.get("study")
     if isinstance(study, DictConfig) and isinstance(out.get("study"), dict):
+        written = OmegaConf.to_container(study, resolve=False)
         for key in study.keys():
             if OmegaConf.is_interpolation(study, key):
-                out["study"][key] = study._get_node(key)._value()
+                out["study"][key] = written[key]
     return out
 
 

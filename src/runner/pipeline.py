@@ -154,7 +154,7 @@ def _failing_part(node: DictConfig, key: str) -> str:
 
 def _source(node: DictConfig, child: str) -> str:
     """The key `node`'s interpolated `child` points at (``${verifiers}`` -> ``verifiers``)."""
-    return str(node._get_node(child)._value()).strip("${}")
+    return str(OmegaConf.to_container(node, resolve=False)[child]).strip("${}")
 
 
 def _user_key(node: DictConfig, key: str, full: str) -> str:

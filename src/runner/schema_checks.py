@@ -29,14 +29,18 @@ def schema_nodes(node: object, path: str = "") -> Iterator[tuple[str, DictConfig
         if kind is not None and dataclasses.is_dataclass(kind):
             yield path, node, kind
         for key in node.keys():
-            if OmegaConf.is_missing(node, key):
-                continue
-            child = node._get_node(key)
-            yield from schema_nodes(child, f"{path}.{key}" if path else str(key))
+            if not _skipped(node, key):
+                yield from schema_nodes(node[key], f"{path}.{key}" if path else str(key))
     elif isinstance(node, ListConfig):
         for i in range(len(node)):
-            if not OmegaConf.is_missing(node, i):
-                yield from schema_nodes(node._get_node(i), f"{path}[{i}]")
+            if not _skipped(node, i):
+                yield from schema_nodes(node[i], f"{path}[{i}]")
+
+
+def _skipped(node: DictConfig | ListConfig, key: str | int) -> bool:
+    """Unset values hold no schema, and an interpolation's target is visited at its own key
+    (``study.gates: ${gates}`` is checked as ``gates``)."""
+    return OmegaConf.is_missing(node, key) or OmegaConf.is_interpolation(node, key)
 
 
 def with_schemas(cfg: DictConfig) -> DictConfig:
@@ -51,15 +55,15 @@ def with_schemas(cfg: DictConfig) -> DictConfig:
 
 def _type_children(node: DictConfig, path: str) -> None:
     for key in list(node.keys()):
-        if OmegaConf.is_missing(node, key) or OmegaConf.is_interpolation(node, key):
+        if _skipped(node, key):
             continue
-        child = node._get_node(key)
+        child = node[key]
         where = f"{path}.{key}" if path else str(key)
-        if not isinstance(child, DictConfig) or child._is_none():
+        if not isinstance(child, DictConfig):
             continue
         if "_target_" in child and not OmegaConf.is_interpolation(child, "_target_"):
             node[key] = _typed(child, where)
-            child = node._get_node(key)
+            child = node[key]
         _type_children(child, where)
 
 
@@ -170,11 +174,11 @@ def _missing(node: object, path: str) -> Iterator[str]:
             where = f"{path}.{key}" if path else str(key)
             if OmegaConf.is_missing(node, key):
                 yield where
-            else:
-                yield from _missing(node._get_node(key), where)
+            elif not OmegaConf.is_interpolation(node, key):
+                yield from _missing(node[key], where)
     elif isinstance(node, ListConfig):
         for i in range(len(node)):
             if OmegaConf.is_missing(node, i):
                 yield f"{path}[{i}]"
-            else:
-                yield from _missing(node._get_node(i), f"{path}[{i}]")
+            elif not OmegaConf.is_interpolation(node, i):
+                yield from _missing(node[i], f"{path}[{i}]")
