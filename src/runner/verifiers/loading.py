@@ -191,16 +191,17 @@ def registered_folder(uri: str) -> str:
         tmp = Path(f"{cache}.tmp{os.getpid()}")
         with contextlib.suppress(FileNotFoundError):
             shutil.rmtree(tmp)
-        mlflow.set_registry_uri(tracking)  # models:/ artifact URIs resolve through it
-        mlflow.artifacts.download_artifacts(
-            artifact_uri=f"models:/{match['name']}/{version.version}",
+        # From where the version's files are stored: a ``models:/`` URI would be resolved by
+        # a client of MLflow's default tracking store, creating ./mlflow.db in the folder
+        # the command runs from.
+        local = mlflow.artifacts.download_artifacts(
+            artifact_uri=client.get_model_version_download_uri(match["name"], version.version),
             dst_path=str(tmp),
             tracking_uri=tracking,
         )
-        if cache.exists():  # another process copied it meanwhile
-            shutil.rmtree(tmp)
-        else:
-            os.replace(tmp, cache)
+        if not cache.exists():  # else another process copied it meanwhile
+            os.replace(local, cache)
+        shutil.rmtree(tmp, ignore_errors=True)
     folder = _artifact_folder(cache)
     if folder is None or not (folder / "config.json").is_file():
         raise ModelNotAvailableError(
