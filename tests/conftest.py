@@ -103,6 +103,28 @@ def real_data_dir() -> Path:
     return path
 
 
+def checkout_outputs() -> set[str]:
+    """What a run writes into the checkout when nothing points it elsewhere: MLflow's default
+    store and artifact folder (``./mlflow.db``, ``./mlruns``) and the project's artifacts
+    folder (run folders, Hydra's ``artifacts/hydra/<experiment>/<time>``), three levels down."""
+    found = {name for name in ("mlflow.db", "mlruns") if (ROOT / name).exists()}
+    level = [ROOT / "artifacts"]
+    for _ in range(3):
+        level = [child for folder in level if folder.is_dir() for child in folder.iterdir()]
+        found.update(path.relative_to(ROOT).as_posix() for path in level)
+    return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def checkout_untouched() -> Iterator[None]:
+    """Every test writes under its own temporary folder, never into the checkout (a user's
+    own artifacts there stay as they were)."""
+    before = checkout_outputs()
+    yield
+    added = sorted(checkout_outputs() - before)
+    assert not added, f"the tests wrote into the checkout: {added}"
+
+
 @pytest.fixture(autouse=True)
 def torch_reseeded(request: pytest.FixtureRequest) -> None:
     """torch's global generator starts every test from the run's seed and the test's name.

@@ -128,7 +128,11 @@ def test_the_new_gate_is_scored_beside_rq1s(workspace):
 
 @pytest.mark.slow
 def test_a_mistyped_setting_of_the_new_gate_fails_before_any_data(workspace):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(workspace), str(ROOT / "src")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(workspace), str(ROOT / "src")]),
+        "RUNNER_ARTIFACTS_DIR": str(workspace / "artifacts"),  # Hydra's run folder goes there
+    }
     line = commands()[0].replace("python -m runner", f"{sys.executable} -m runner", 1)
     done = subprocess.run(
         ["bash", "-c", f"{line} gates.digit_share.weight=abc dataset.path=/nowhere tracking=off"],

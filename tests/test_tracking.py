@@ -335,7 +335,7 @@ def test_hand_over_registers_the_model_links_the_run_and_writes_the_feedback(tmp
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     client = mlflow.MlflowClient(tracking_uri=uri, registry_uri=uri)
-    experiment = client.create_experiment("publish")
+    experiment = client.create_experiment("publish", artifact_location=(tmp_path / "art").as_uri())
     fit_run = client.create_run(experiment).info.run_id
     example = pd.DataFrame({"question": ["q?"], "context": ["a b c"], "answer": ["a b"]})
     fitted = StudyResult()

@@ -125,11 +125,19 @@ def register_tiny_detector(artifacts: Path, name: str = "ragtruth_detector") -> 
         artifacts={ARTIFACT: str(folder)},
         signature=detector_signature(),
     )
+    client = mlflow.MlflowClient(tracking_uri=uri)
+    found = client.get_experiment_by_name("tiny_detector")
+    experiment_id = (
+        found.experiment_id
+        if found
+        else client.create_experiment(
+            "tiny_detector", artifact_location=(Path(artifacts) / "mlruns").as_uri()
+        )
+    )  # under `artifacts`, not MLflow's default ./mlruns in the working folder
     before = mlflow.get_tracking_uri()
     try:
         mlflow.set_tracking_uri(uri)
-        mlflow.set_experiment("tiny_detector")
-        with mlflow.start_run() as run:
+        with mlflow.start_run(experiment_id=experiment_id) as run:
             run_id = run.info.run_id
         register_model(uri, spec, run_id, Path(artifacts))
     finally:

@@ -45,7 +45,9 @@ def register(uri: str, out: Path, review_at: float, tags: dict | None = None) ->
         signature=signature(),
     )
     client = mlflow.MlflowClient(tracking_uri=uri, registry_uri=uri)
-    experiment = client.create_experiment(f"fit-{review_at}")
+    experiment = client.create_experiment(
+        f"fit-{review_at}", artifact_location=(out / "mlruns").as_uri()
+    )
     run_id = client.create_run(experiment).info.run_id
     register_model(uri, spec, run_id, out)
     client.set_terminated(run_id)

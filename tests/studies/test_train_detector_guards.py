@@ -89,9 +89,17 @@ def _register_champion(root: Path, folder: Path, promotion: dict) -> str:
     card = json.loads((folder / "detector.json").read_text())
     card["promotion"] = promotion
     (folder / "detector.json").write_text(json.dumps(card))
+    client = mlflow.MlflowClient(_store(root))
+    experiment = client.get_experiment_by_name("hand_registered")
+    experiment_id = (
+        experiment.experiment_id
+        if experiment
+        else client.create_experiment(
+            "hand_registered", artifact_location=(root / "hand_registered").as_uri()
+        )
+    )
     mlflow.set_tracking_uri(_store(root))
-    mlflow.set_experiment("hand_registered")
-    with mlflow.start_run() as run:
+    with mlflow.start_run(experiment_id=experiment_id) as run:
         run_id = run.info.run_id
     spec = ModelSpec(DetectorModel(), NAME, "champion", {}, None,
                      artifacts={ARTIFACT: str(folder)}, signature=detector_signature())  # fmt: skip
