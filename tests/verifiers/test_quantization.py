@@ -172,3 +172,22 @@ def test_int8_recipes_track_float32(tiny_deberta, frame, quantize, attention):
     assert np.ptp(a) > 0.05
     assert np.max(np.abs(a - b)) < 0.05
     assert np.corrcoef(a, b)[0, 1] > 0.95
+
+
+def test_a_pickled_int8_verifier_is_prepared_again_where_it_is_unpickled(
+    tiny_deberta, frame, monkeypatch
+):
+    # The full-range layer (what a VNNI CPU gets) pickles by value and cannot; forced here,
+    # so the check holds on every CPU. A registered gate carries its verifier in a pickle.
+    import cloudpickle
+
+    from runner.verifiers import quantization
+
+    full = quantization.Int8Range(full_range=True, reason="test", cpu_avx512_vnni=True)
+    monkeypatch.setattr(quantization, "int8_range", lambda *_: full)
+    verifier = DebertaNLIVerifier(model=str(tiny_deberta), quantize="int8_dynamic")
+    before = verifier.score(frame)
+    assert "int8" in _kinds(verifier._prepared).values()
+    copy = cloudpickle.loads(cloudpickle.dumps(verifier))
+    np.testing.assert_array_equal(copy.score(frame), before)
+    assert copy.runtime_info()["int8_range"]["reason"] == "test"  # chosen where it scores

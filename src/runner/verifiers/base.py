@@ -282,6 +282,18 @@ class Verifier(BaseEstimator):
     def _after_load(self, loaded: LoadedModel) -> None:
         """Hook: check the loaded model (labels, head size)."""
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled with its loaded weights, not with their preparation for this machine.
+
+        Why: int8 layers are chosen by the CPU they run on (`runner.verifiers.quantization.
+        int8_range`; the full-range layer is not even picklable), so a verifier registered
+        inside a gate, or sent to a worker, is prepared again by `load` where it scores.
+        """
+        state = dict(self.__dict__)
+        state["_prepared"] = None
+        state["_int8_range"] = None
+        return state
+
     def release(self) -> Verifier:
         """Drop the loaded model (the next use reloads it), so its memory can be freed."""
         import gc
