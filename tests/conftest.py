@@ -144,8 +144,10 @@ def torch_reseeded(request: pytest.FixtureRequest) -> None:
     torch.manual_seed((seed + zlib.crc32(request.node.nodeid.encode())) % 2**32)
 
 
-QUICK_TOOLS = frozenset({"git", "uname"})
-"""Programs a fast test may start: the git state a manifest records, the platform probe."""
+QUICK_TOOLS = frozenset({"git", "uname", "fc-list"})
+"""Programs a fast test may start: the git state a manifest records, the platform probe, and
+matplotlib's font scan (``fc-list``, once per machine: a fresh one has no font cache yet, so
+the first test that draws a figure runs it, whatever its mark)."""
 
 
 @pytest.fixture(autouse=True)

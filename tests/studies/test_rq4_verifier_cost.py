@@ -188,7 +188,8 @@ def test_real_weights_give_accuracy_with_intervals_and_cost(tmp_path, toy_models
 
 
 @pytest.mark.slow  # the whole study with four verifiers (~10 s)
-def test_random_weights_report_cost_but_never_accuracy(tmp_path, toy_models, data):
+def test_random_weights_report_cost_but_never_accuracy(tmp_path, toy_models, data, monkeypatch):
+    monkeypatch.setenv("RUNNER_ARTIFACTS_DIR", str(tmp_path))  # the trained tokenizers' cache
     cfg = compose_cfg(tmp_path, *toy_overrides(toy_models, weights="random"))
     from tests.verifiers.conftest import TINY_ARCH, corpus
 
