@@ -106,12 +106,13 @@ def real_data_dir() -> Path:
 def checkout_outputs() -> set[str]:
     """What a run writes into the checkout when nothing points it elsewhere: MLflow's default
     store and artifact folder (``./mlflow.db``, ``./mlruns``) and the project's artifacts
-    folder (run folders, Hydra's ``artifacts/hydra/<experiment>/<time>``), three levels down."""
+    folder (run folders, Hydra's ``artifacts/hydra/<experiment>/<time>``), three levels down.
+    The shard logs of ``make test`` (``artifacts/test-logs``) are the harness's, not a test's."""
     found = {name for name in ("mlflow.db", "mlruns") if (ROOT / name).exists()}
-    level = [ROOT / "artifacts"]
+    level = [path for path in (ROOT / "artifacts").glob("*") if path.name != "test-logs"]
     for _ in range(3):
-        level = [child for folder in level if folder.is_dir() for child in folder.iterdir()]
         found.update(path.relative_to(ROOT).as_posix() for path in level)
+        level = [child for folder in level if folder.is_dir() for child in folder.iterdir()]
     return found
 
 
